@@ -1,0 +1,146 @@
+//! The per-task record of one attempt (formats §3): one JSON object per line
+//! of `per_task.jsonl`.
+//!
+//! This module holds the type and its serde shape. Validation of a whole file
+//! (typing, cross-field rules, duplicate keys, line numbers) lives in
+//! `records.rs`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{Condition, Site, Uid};
+
+/// How an attempt ended (formats §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The task's evaluators passed.
+    Success,
+    /// The run ended and the evaluators failed.
+    Failure,
+    /// The step budget ran out: a measurement, counted as not successful.
+    Timeout,
+    /// No measurement: wall-clock ceiling, browser or site fault, worker lost.
+    Error,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failure => "failure",
+            Outcome::Timeout => "timeout",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+/// The treatment a record belongs to when its `treatment` field is absent.
+pub const DEFAULT_TREATMENT: &str = "default";
+
+/// One attempt's record. Optional fields are omitted from JSON when unset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub uid: Uid,
+    pub site: Site,
+    pub condition: Condition,
+    /// `None` only for `error` records, which measured nothing.
+    pub success: Option<bool>,
+    pub steps: Option<u32>,
+    /// `None` when the method has no executable skills at all.
+    pub skill_calls: Option<u32>,
+    pub skill_failures: Option<u32>,
+
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub treatment: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rep: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_digest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_calls: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_in: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_out: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+}
+
+impl Record {
+    /// A record with the seven required fields and nothing else.
+    pub fn new(uid: Uid, condition: Condition) -> Self {
+        Record {
+            uid,
+            site: uid.site,
+            condition,
+            success: None,
+            steps: None,
+            skill_calls: None,
+            skill_failures: None,
+            outcome: None,
+            error: None,
+            treatment: None,
+            rep: None,
+            attempt: None,
+            sweep: None,
+            config_digest: None,
+            duration_ms: None,
+            started_at: None,
+            finished_at: None,
+            llm_calls: None,
+            tokens_in: None,
+            tokens_out: None,
+            cost_usd: None,
+            answer: None,
+            worker: None,
+            images: None,
+            trace_id: None,
+        }
+    }
+
+    /// The outcome, derived from `success` when the field is absent.
+    pub fn outcome(&self) -> Outcome {
+        match (self.outcome, self.success) {
+            (Some(o), _) => o,
+            (None, Some(true)) => Outcome::Success,
+            (None, Some(false)) => Outcome::Failure,
+            (None, None) => Outcome::Error,
+        }
+    }
+
+    pub fn treatment(&self) -> &str {
+        self.treatment.as_deref().unwrap_or(DEFAULT_TREATMENT)
+    }
+
+    pub fn rep(&self) -> u32 {
+        self.rep.unwrap_or(0)
+    }
+
+    pub fn attempt(&self) -> u32 {
+        self.attempt.unwrap_or(0)
+    }
+}

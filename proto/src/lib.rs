@@ -1,0 +1,1 @@
+//! The `.proto` files in `proto/` and their generated tonic code; nothing else.

@@ -1,0 +1,10 @@
+//! `skillshift run`.
+
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    super::not_built("run", 4)
+}

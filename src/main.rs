@@ -1,0 +1,93 @@
+//! `skillshift`: one binary for every subcommand. It parses arguments, sets up
+//! logging and hands over to a command module; the logic lives in the
+//! workspace's library crates.
+//!
+//! Exit codes (formats §11): 0 done, 1 a finding, 2 could not do it. Every
+//! error ends as one line on stderr.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(
+    name = "skillshift",
+    version,
+    about = "Measures whether an LLM web agent's learned skills survive distribution shift"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The embedded default: coordinator, fixture sites and workers on this machine, full grid.
+    Local(cmd::local::Args),
+    /// Run the coordinator.
+    Coordinator(cmd::coordinator::Args),
+    /// Run one worker.
+    Worker(cmd::worker::Args),
+    /// Sweeps on a running coordinator.
+    Sweep(cmd::sweep::Args),
+    /// Run one attempt and print its trajectory.
+    Run(cmd::run::Args),
+    /// Turn per_task.jsonl into the Table 1 shape (formats §5).
+    Report(cmd::report::Args),
+    /// Compare two treatments or two runs: deltas, intervals and a verdict.
+    Compare(cmd::compare::Args),
+    /// Grade a deployment against the published anchor (formats §7).
+    Calibrate(cmd::calibrate::Args),
+    /// Validate and render leaderboard entries (formats §6).
+    Leaderboard(cmd::leaderboard::Args),
+    /// Validate, list and show task files.
+    Tasks(cmd::tasks::Args),
+    /// Serve the fixture sites.
+    Sites(cmd::sites::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are not errors; a bad flag is exit 2.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Local(a) => cmd::local::run(a),
+        Command::Coordinator(a) => cmd::coordinator::run(a),
+        Command::Worker(a) => cmd::worker::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Report(a) => cmd::report::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Calibrate(a) => cmd::calibrate::run(a),
+        Command::Leaderboard(a) => cmd::leaderboard::run(a),
+        Command::Tasks(a) => cmd::tasks::run(a),
+        Command::Sites(a) => cmd::sites::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("skillshift: error: {}", one_line(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// An error and its causes on one line.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let s = cause.to_string().replace('\n', " ");
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+    }
+    parts.join(": ")
+}
