@@ -7,10 +7,12 @@
 //!
 //! Nothing here does I/O beyond reading and writing files.
 
+pub mod attempt;
 pub mod ids;
 pub mod record;
 pub mod skills;
 pub mod task;
 
+pub use attempt::AttemptSpec;
 pub use ids::{Condition, Site, Uid, Version};
 pub use record::{Outcome, Record};

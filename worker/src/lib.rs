@@ -1,1 +1,4 @@
-//! skillshift-worker.
+//! The worker: runs attempts and turns each into a per-task record.
+//!
+//! * [`executor`]: the seam between the run path and the gRPC client loop.
+pub mod executor;

@@ -1,0 +1,34 @@
+//! What a worker is asked to run: one attempt of one unit, with everything the
+//! run loop needs to produce its record. The coordinator builds these from a
+//! sweep's plan; `skillshift run` builds one by hand.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{Condition, Uid};
+use crate::skills::SkillLibrary;
+
+/// One attempt of a run unit (sweep, treatment, family, condition, rep).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptSpec {
+    pub sweep: String,
+    pub treatment: String,
+    /// The uid of the family under this condition's version.
+    pub uid: Uid,
+    pub condition: Condition,
+    pub rep: u32,
+    pub attempt: u32,
+    /// The sweep seed; perturbations derive theirs from (seed, family, condition, rep).
+    pub seed: u64,
+    pub max_steps: u32,
+    pub task_timeout_ms: u64,
+    /// `skills`, `reference` or `cmd:<command line>`.
+    pub agent: String,
+    pub model: Option<String>,
+    /// The treatment's skill library; `None` for `CONTROL`-like treatments.
+    pub skills: Option<SkillLibrary>,
+    /// The perturbation profile (JSON of `data/perturbations/*.json`); `None` means the default.
+    pub perturbation_profile: Option<serde_json::Value>,
+    pub config_digest: Option<String>,
+    /// W3C `traceparent` of the coordinator's attempt span, when tracing.
+    pub traceparent: Option<String>,
+}

@@ -1,0 +1,23 @@
+//! The seam between "how an attempt is run" and "who asked for it".
+//!
+//! The gRPC client loop (coordinator-facing) hands each assignment to an
+//! [`Executor`] and ships back the record it returns. The real executor drives a
+//! browser against the site manager; the simulated one (`skillshift worker
+//! --simulate MS`) only waits and draws a deterministic record.
+
+use futures::future::BoxFuture;
+use skillshift_common::{AttemptSpec, Record, Site, Version};
+use tokio_util::sync::CancellationToken;
+
+pub trait Executor: Send + Sync + 'static {
+    /// The (site, version) pairs this executor can run.
+    fn hosts(&self) -> Vec<(Site, Version)>;
+
+    /// Number of attempts that may run at once.
+    fn slots(&self) -> usize;
+
+    /// Runs one attempt to its record. Never fails: every fault becomes an
+    /// `error` record with its reason. `cancel` ends the attempt early (its
+    /// record is then an `error` with reason `cancelled`).
+    fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record>;
+}
