@@ -70,7 +70,12 @@ pub enum Step {
     Hover {
         target: Target,
     },
-    /// End with an answer (reference solutions of information-seeking tasks).
+    /// Read the text content of the located element; the last value read is
+    /// the skill's (or solution's) answer.
+    Read {
+        target: Target,
+    },
+    /// End with a literal answer.
     Answer {
         text: String,
     },
@@ -132,7 +137,9 @@ impl Step {
     pub fn texts(&self) -> Vec<&str> {
         match self {
             Step::Goto { url } => vec![url],
-            Step::Click { target } | Step::Check { target } | Step::Hover { target } => vec![&target.name],
+            Step::Click { target } | Step::Check { target } | Step::Hover { target } | Step::Read { target } => {
+                vec![&target.name]
+            }
             Step::Fill { target, text } => vec![&target.name, text],
             Step::Select { target, option } => vec![&target.name, option],
             Step::Press { target, key } => vec![&target.name, key],
@@ -152,6 +159,7 @@ impl Step {
             Step::Check { target } => Step::Check { target: tgt(target) },
             Step::Press { target, key } => Step::Press { target: tgt(target), key: sub(key) },
             Step::Hover { target } => Step::Hover { target: tgt(target) },
+            Step::Read { target } => Step::Read { target: tgt(target) },
             Step::Answer { text } => Step::Answer { text: sub(text) },
         }
     }
