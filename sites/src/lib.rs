@@ -1,1 +1,64 @@
-//! skillshift-sites.
+//! Fixture web applications for skillshift: GitLab, the Magento admin and
+//! WordPress, each in a v1 and a v2 layout, served with axum as
+//! server-rendered HTML (see `sites-contract.md` and design.md).
+//!
+//! * [`App`]: what every site-version provides (router, reset, login steps).
+//! * [`gitlab`], [`magento`], [`wordpress`]: the three sites, each with
+//!   `app(version)`, `tasks(version)` and `skills()`.
+//! * The framework wraps each site's router with the env-ctrl surface and the
+//!   client-side behaviours script.
+
+use std::sync::Arc;
+
+use skillshift_common::skills::Step;
+use skillshift_common::task::Task;
+use skillshift_common::{Site, Version};
+
+pub mod gitlab;
+pub mod magento;
+pub mod wordpress;
+
+/// One site in one version, as the framework serves it.
+pub trait App: Send + Sync + 'static {
+    /// Every page of the site, its own login page included. Served at the root of its port.
+    fn router(self: Arc<Self>) -> axum::Router;
+    /// Restore the seeded state (and drop sessions). Must take well under a second.
+    fn reset(&self);
+    /// Formats §9 steps that log in from a fresh browser on the site's base URL (with the
+    /// site placeholders as in task files), including v2's extra steps.
+    fn login_steps(&self) -> Vec<Step>;
+}
+
+/// A generated task and its reference solution (formats §9 steps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratedTask {
+    pub task: Task,
+    pub solution: Vec<Step>,
+}
+
+/// The application of `site` in `version`.
+pub fn app(site: Site, version: Version) -> Arc<dyn App> {
+    match site {
+        Site::Gitlab => gitlab::app(version),
+        Site::Magento => magento::app(version),
+        Site::Wordpress => wordpress::app(version),
+    }
+}
+
+/// The generated tasks of `site` in `version` (exactly `site.n_tasks()` once built).
+pub fn tasks(site: Site, version: Version) -> Vec<GeneratedTask> {
+    match site {
+        Site::Gitlab => gitlab::tasks(version),
+        Site::Magento => magento::tasks(version),
+        Site::Wordpress => wordpress::tasks(version),
+    }
+}
+
+/// The example library's skills of `site` (written against v1).
+pub fn skills(site: Site) -> Vec<skillshift_common::skills::Skill> {
+    match site {
+        Site::Gitlab => gitlab::skills(),
+        Site::Magento => magento::skills(),
+        Site::Wordpress => wordpress::skills(),
+    }
+}
