@@ -1,0 +1,1 @@
+//! skillshift-telemetry: tracing setup, OTLP export, trace context and metrics.
