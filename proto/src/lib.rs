@@ -1,1 +1,13 @@
-//! The `.proto` files in `proto/` and their generated tonic code; nothing else.
+//! skillshift's gRPC protocol, generated from `proto/skillshift.proto`.
+//!
+//! Only the coordinator's and the worker's edge modules use these types; they
+//! convert to and from the domain types of `skillshift-common` at once.
+
+#![allow(clippy::all, clippy::pedantic, missing_docs)]
+
+/// Package `skillshift.v1`: the Worker and Control services.
+pub mod v1 {
+    tonic::include_proto!("skillshift.v1");
+}
+
+pub use v1::*;
