@@ -1,13 +1,15 @@
 //! skillshift's gRPC protocol, generated from `proto/skillshift.proto`.
 //!
 //! Only the coordinator's and the worker's edge modules use these types; they
-//! convert to and from the domain types of `skillshift-common` at once.
-
-#![allow(clippy::all, clippy::pedantic, missing_docs)]
+//! convert to and from the domain types of `skillshift-common` at once, with
+//! [`convert`].
 
 /// Package `skillshift.v1`: the Worker and Control services.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {
     tonic::include_proto!("skillshift.v1");
 }
+
+pub mod convert;
 
 pub use v1::*;
