@@ -8,6 +8,7 @@
 //! Nothing here does I/O beyond reading and writing files.
 
 pub mod attempt;
+pub mod evaluate;
 pub mod ids;
 pub mod record;
 pub mod skills;
