@@ -14,9 +14,14 @@ use skillshift_common::skills::Step;
 use skillshift_common::task::Task;
 use skillshift_common::{Site, Version};
 
+pub mod digest;
+pub mod env_ctrl;
 pub mod gitlab;
 pub mod magento;
+pub mod server;
 pub mod wordpress;
+
+pub use server::{serve, serve_all, site_router, ServeError, SiteHandle};
 
 /// One site in one version, as the framework serves it.
 pub trait App: Send + Sync + 'static {

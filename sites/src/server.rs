@@ -1,0 +1,126 @@
+//! Serving site-versions over HTTP: one axum server per site-version on its
+//! own port ([`serve`]), or all six on consecutive ports ([`serve_all`]), in
+//! the order gitlab v1, gitlab v2, magento v1, magento v2, wordpress v1,
+//! wordpress v2. Each returns a [`SiteHandle`] with the base URL and a
+//! graceful shutdown; dropping the handle stops the server too.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use skillshift_common::{Site, Version};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::env_ctrl::{self, Control};
+use crate::App;
+
+/// Why a site could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr} for {image}: {source}")]
+    Bind { addr: String, image: String, source: std::io::Error },
+    #[error("invalid address '{0}'")]
+    Address(String),
+}
+
+/// A running site-version.
+pub struct SiteHandle {
+    pub site: Site,
+    pub version: Version,
+    /// `http://host:port`, without a trailing slash.
+    pub base_url: String,
+    pub addr: SocketAddr,
+    pub digest: String,
+    app: Arc<dyn App>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl SiteHandle {
+    /// The image name, e.g. `gitlab-v2`.
+    pub fn image(&self) -> String {
+        self.site.image(self.version)
+    }
+
+    /// Restores the seeded state directly (the same as `POST /env-ctrl/reset`).
+    pub fn reset(&self) {
+        self.app.reset();
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish and waits for the server task.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for SiteHandle {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The full router of a site-version (site pages, env-ctrl, static script) and its app,
+/// for serving or for calling in-process.
+pub fn site_router(site: Site, version: Version) -> (axum::Router, Arc<dyn App>, String) {
+    let app = crate::app(site, version);
+    let digest = crate::digest::digest(site, version);
+    let ctl = Control { site, version, digest: Arc::from(digest.as_str()), app: app.clone() };
+    (env_ctrl::wrap(ctl), app, digest)
+}
+
+/// Serves one site-version on `addr` (port 0 picks a free port).
+pub async fn serve(site: Site, version: Version, addr: SocketAddr) -> Result<SiteHandle, ServeError> {
+    let image = site.image(version);
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Bind {
+        addr: addr.to_string(),
+        image: image.clone(),
+        source,
+    })?;
+    let local = listener.local_addr().map_err(|source| ServeError::Bind { addr: addr.to_string(), image, source })?;
+    let (router, app, digest) = site_router(site, version);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+            let _ = stopped.await;
+        });
+        if let Err(e) = server.await {
+            eprintln!("skillshift-sites: server on {local} stopped: {e}");
+        }
+    });
+    Ok(SiteHandle {
+        site,
+        version,
+        base_url: format!("http://{local}"),
+        addr: local,
+        digest,
+        app,
+        stop: Some(stop),
+        task: Some(task),
+    })
+}
+
+/// Serves all six site-versions on `host`, at `base_port`, `base_port + 1`, ... (or on
+/// free ports each when `base_port` is 0), in table order.
+pub async fn serve_all(host: &str, base_port: u16) -> Result<Vec<SiteHandle>, ServeError> {
+    let ip: std::net::IpAddr = match host {
+        "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
+        other => other.parse().map_err(|_| ServeError::Address(other.to_string()))?,
+    };
+    let mut handles = Vec::new();
+    let mut offset = 0u16;
+    for &site in Site::ALL {
+        for &version in Version::ALL {
+            let port = if base_port == 0 { 0 } else { base_port.saturating_add(offset) };
+            handles.push(serve(site, version, SocketAddr::new(ip, port)).await?);
+            offset += 1;
+        }
+    }
+    Ok(handles)
+}
