@@ -1,0 +1,107 @@
+//! A worker's metrics: steps, attempts by outcome, browser restarts, LLM
+//! calls, tokens and latency.
+
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use super::{secs, Exposition};
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TokenLabels {
+    model: String,
+    /// `input` or `output`, as `gen_ai.token.type`.
+    r#type: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ModelLabel {
+    model: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    model: String,
+    result: String,
+}
+
+fn llm_histogram() -> Histogram {
+    // 50 ms .. ~100 s: an LLM call is seconds; the task timeout is 600 s.
+    Histogram::new(exponential_buckets(0.05, 2.0, 12))
+}
+
+/// A worker's metric handles. Clones share the same series.
+#[derive(Clone, Debug)]
+pub struct WorkerMetrics {
+    steps: Counter,
+    attempts: Family<OutcomeLabel, Counter>,
+    attempts_running: Gauge,
+    browser_restarts: Counter,
+    llm_calls: Family<CallLabels, Counter>,
+    llm_tokens: Family<TokenLabels, Counter>,
+    llm_latency: Family<ModelLabel, Histogram, fn() -> Histogram>,
+}
+
+impl WorkerMetrics {
+    pub fn new() -> (Self, Exposition) {
+        let m = WorkerMetrics {
+            steps: Counter::default(),
+            attempts: Family::default(),
+            attempts_running: Gauge::default(),
+            browser_restarts: Counter::default(),
+            llm_calls: Family::default(),
+            llm_tokens: Family::default(),
+            llm_latency: Family::new_with_constructor(llm_histogram as fn() -> Histogram),
+        };
+        let mut r = Registry::with_prefix("skillshift_worker");
+        r.register("steps", "Agent steps taken", m.steps.clone());
+        r.register("attempts", "Attempts finished, by outcome", m.attempts.clone());
+        r.register("attempts_running", "Attempts in progress", m.attempts_running.clone());
+        r.register("browser_restarts", "Browser sessions restarted after a fault", m.browser_restarts.clone());
+        r.register("llm_calls", "LLM chat calls, by model and result (ok, error)", m.llm_calls.clone());
+        r.register("llm_tokens", "LLM tokens, by model and type (input, output)", m.llm_tokens.clone());
+        r.register("llm_latency_seconds", "LLM chat call latency, by model", m.llm_latency.clone());
+        (m, Exposition::new(r))
+    }
+
+    pub fn step(&self) {
+        self.steps.inc();
+    }
+
+    pub fn attempt_started(&self) {
+        self.attempts_running.inc();
+    }
+
+    /// An attempt finished with `outcome` (`success`, `failure`, `timeout`, `error`).
+    pub fn attempt_finished(&self, outcome: &str) {
+        self.attempts_running.dec();
+        self.attempts.get_or_create(&OutcomeLabel { outcome: outcome.to_string() }).inc();
+    }
+
+    pub fn browser_restarted(&self) {
+        self.browser_restarts.inc();
+    }
+
+    /// One LLM call: its latency, whether it succeeded and the tokens it used.
+    pub fn llm_call(&self, model: &str, latency: Duration, ok: bool, input_tokens: u64, output_tokens: u64) {
+        let model_s = model.to_string();
+        self.llm_calls
+            .get_or_create(&CallLabels { model: model_s.clone(), result: if ok { "ok" } else { "error" }.to_string() })
+            .inc();
+        self.llm_latency.get_or_create(&ModelLabel { model: model_s.clone() }).observe(secs(latency));
+        self.llm_tokens
+            .get_or_create(&TokenLabels { model: model_s.clone(), r#type: "input".into() })
+            .inc_by(input_tokens);
+        self.llm_tokens.get_or_create(&TokenLabels { model: model_s, r#type: "output".into() }).inc_by(output_tokens);
+    }
+}
