@@ -1,6 +1,21 @@
 //! The worker: runs attempts and turns each into a per-task record.
 //!
-//! * [`executor`]: the seam between the run path and the gRPC client loop.
+//! The run path, bottom up:
+//! * [`browser`]: supervised chromedriver and one fresh Chromium session per attempt.
+//! * [`axtree`]: the observation, Chrome's accessibility tree in WebArena's text form.
+//! * [`action`] and [`actions`]: WebArena's action syntax, executed with trusted input events.
+//! * [`skill_runtime`] and [`recorder`]: skills on role-and-name locators, and their counts.
+//! * [`perturb`]: the perception and execution shifts, injected into every page.
+//! * [`scorer`]: WebArena's evaluators at the end of an attempt.
+//! * [`sites`]: the site manager (embedded fixtures, env-ctrl containers, external URLs).
+//! * [`runloop`]: reset, login, observe/act, score, record; [`run_executor`] wraps it as an [`executor::Executor`].
+//! * [`agent`] and [`agents`]: the agent seam and its implementations.
 pub mod action;
+pub mod actions;
 pub mod agent;
+pub mod axtree;
+pub mod browser;
 pub mod executor;
+pub mod perturb;
+pub mod recorder;
+pub mod skill_runtime;
