@@ -19,6 +19,7 @@ pub mod env_ctrl;
 pub mod gitlab;
 pub mod magento;
 pub mod server;
+pub mod sim;
 pub mod wordpress;
 
 pub use server::{serve, serve_all, site_router, ServeError, SiteHandle};

@@ -1,0 +1,239 @@
+//! A tiny headless "browser" over HTTP, for checking tasks without Chromium.
+//!
+//! It calls a site's axum router in-process (`tower::ServiceExt::oneshot`),
+//! keeps a cookie jar, follows redirects, parses pages with `scraper`
+//! ([`dom::Page`]) and executes formats §9 steps ([`Browser::step`]) with the
+//! two client-side behaviours of the sites contract (disclosures/menus and
+//! dialogs). [`Browser::score`] runs a task's evaluators the way the worker's
+//! scorer does, through `skillshift_common::evaluate`.
+//!
+//! It is a checker for the fixture sites, not a browser: no JavaScript beyond
+//! the two behaviours, no CSS layout.
+
+mod act;
+pub mod dom;
+mod score;
+
+use std::collections::BTreeMap;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request};
+use tower::ServiceExt;
+
+pub use dom::{AxNode, Page};
+pub use score::Scored;
+
+/// Why a step or a navigation could not be done.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error("no element with role '{role}' and name '{name}'")]
+    NotFound { role: String, name: String },
+    #[error("{count} elements with role '{role}' and name '{name}' (no nth given)")]
+    Ambiguous { role: String, name: String, count: usize },
+    #[error("nth {nth} of role '{role}' and name '{name}' is out of range ({count} matches)")]
+    NthOutOfRange { role: String, name: String, nth: u32, count: usize },
+    #[error("cannot {action} the {role} '{name}': {reason}")]
+    Action { action: &'static str, role: String, name: String, reason: String },
+    #[error("navigation to '{url}' failed: {reason}")]
+    Navigation { url: String, reason: String },
+    #[error("no page is loaded")]
+    NoPage,
+}
+
+/// The outcome of running a list of steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// The literal of `answer`, else the text of the last `read`.
+    pub answer: Option<String>,
+    /// The index of the first failing step and why; later steps were not run.
+    pub error: Option<(usize, SimError)>,
+    pub steps_done: usize,
+}
+
+/// A headless browser over one site's router.
+pub struct Browser {
+    router: axum::Router,
+    /// `http://host[:port]`, which every site placeholder resolves to.
+    origin: String,
+    cookies: BTreeMap<String, String>,
+    page: Option<Page>,
+}
+
+const MAX_REDIRECTS: usize = 10;
+const MAX_BODY: usize = 32 << 20;
+
+impl Browser {
+    /// A fresh browser (no cookies, no page) on `router`, whose URLs are `origin/...`.
+    pub fn new(router: axum::Router, origin: &str) -> Self {
+        Browser { router, origin: origin.trim_end_matches('/').to_string(), cookies: BTreeMap::new(), page: None }
+    }
+
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    pub fn page(&self) -> Option<&Page> {
+        self.page.as_ref()
+    }
+
+    pub fn url(&self) -> Option<&str> {
+        self.page.as_ref().map(|p| p.url.as_str())
+    }
+
+    /// Replaces the site placeholders (`__GITLAB__`, ...) with this browser's origin.
+    pub fn resolve_placeholders(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for site in skillshift_common::Site::ALL {
+            out = out.replace(site.placeholder(), &self.origin);
+        }
+        out
+    }
+
+    /// Resolves a link target against the current page.
+    fn absolute(&self, href: &str) -> Result<String, SimError> {
+        let href = self.resolve_placeholders(href.trim());
+        if href.starts_with("http://") || href.starts_with("https://") {
+            if href == self.origin
+                || href.starts_with(&format!("{}/", self.origin))
+                || href.starts_with(&format!("{}?", self.origin))
+            {
+                return Ok(href);
+            }
+            return Err(SimError::Navigation { url: href, reason: "another origin".to_string() });
+        }
+        if href.starts_with('/') {
+            return Ok(format!("{}{href}", self.origin));
+        }
+        let current = self.url().unwrap_or(&self.origin).to_string();
+        let without_fragment = current.split('#').next().unwrap_or("").to_string();
+        let without_query = without_fragment.split('?').next().unwrap_or("").to_string();
+        if href.starts_with('?') {
+            return Ok(format!("{without_query}{href}"));
+        }
+        if href.starts_with('#') || href.is_empty() {
+            return Ok(without_fragment);
+        }
+        let dir = match without_query.rfind('/') {
+            Some(i) if i + 1 > self.origin.len() => without_query[..=i].to_string(),
+            _ => format!("{}/", self.origin),
+        };
+        Ok(format!("{dir}{href}"))
+    }
+
+    /// `goto`: loads `url` (placeholders allowed) with GET.
+    pub async fn goto(&mut self, url: &str) -> Result<(), SimError> {
+        let url = self.absolute(url)?;
+        let page = self.request(Method::GET, url, None).await?;
+        self.page = Some(page);
+        Ok(())
+    }
+
+    /// Sends a request, following redirects (as GET) and keeping cookies; returns the final page.
+    pub(crate) async fn request(
+        &mut self,
+        method: Method,
+        url: String,
+        form: Option<String>,
+    ) -> Result<Page, SimError> {
+        let mut method = method;
+        let mut url = url;
+        let mut body = form;
+        for _ in 0..=MAX_REDIRECTS {
+            let path = url.strip_prefix(&self.origin).unwrap_or("/");
+            let path = if path.is_empty() { "/" } else { path };
+            let host = self.origin.split("://").nth(1).unwrap_or("localhost").to_string();
+            let mut builder = Request::builder().method(method.clone()).uri(path).header(header::HOST, host);
+            if !self.cookies.is_empty() {
+                let jar: Vec<String> = self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                builder = builder.header(header::COOKIE, jar.join("; "));
+            }
+            let request = match &body {
+                Some(b) => builder
+                    .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                    .body(Body::from(b.clone())),
+                None => builder.body(Body::empty()),
+            }
+            .map_err(|e| SimError::Navigation { url: url.clone(), reason: e.to_string() })?;
+            let response = match self.router.clone().oneshot(request).await {
+                Ok(r) => r,
+                Err(never) => match never {},
+            };
+            for cookie in response.headers().get_all(header::SET_COOKIE) {
+                self.store_cookie(cookie.to_str().unwrap_or(""));
+            }
+            let status = response.status();
+            if status.is_redirection() {
+                let location = response
+                    .headers()
+                    .get(header::LOCATION)
+                    .and_then(|l| l.to_str().ok())
+                    .ok_or_else(|| SimError::Navigation {
+                        url: url.clone(),
+                        reason: "redirect without Location".into(),
+                    })?
+                    .to_string();
+                url = self.absolute_from(&url, &location)?;
+                method = Method::GET;
+                body = None;
+                continue;
+            }
+            let bytes = axum::body::to_bytes(response.into_body(), MAX_BODY)
+                .await
+                .map_err(|e| SimError::Navigation { url: url.clone(), reason: e.to_string() })?;
+            let html = String::from_utf8_lossy(&bytes);
+            return Ok(Page::new(url, status.as_u16(), &html));
+        }
+        Err(SimError::Navigation { url, reason: format!("more than {MAX_REDIRECTS} redirects") })
+    }
+
+    fn absolute_from(&self, current: &str, location: &str) -> Result<String, SimError> {
+        if location.starts_with('/') {
+            return Ok(format!("{}{location}", self.origin));
+        }
+        if location.starts_with("http") {
+            return self.absolute(location);
+        }
+        let dir = current.rsplit_once('/').map(|(d, _)| d).unwrap_or(&self.origin);
+        Ok(format!("{dir}/{location}"))
+    }
+
+    fn store_cookie(&mut self, header: &str) {
+        let first = header.split(';').next().unwrap_or("");
+        let Some((name, value)) = first.split_once('=') else { return };
+        let expired = header.split(';').any(|part| {
+            let p = part.trim().to_ascii_lowercase();
+            p == "max-age=0" || p.starts_with("expires=thu, 01 jan 1970")
+        });
+        if expired || value.is_empty() {
+            self.cookies.remove(name.trim());
+        } else {
+            self.cookies.insert(name.trim().to_string(), value.trim().to_string());
+        }
+    }
+
+    /// Runs `steps` in order, stopping at the first failure.
+    pub async fn run(&mut self, steps: &[skillshift_common::skills::Step]) -> RunOutcome {
+        let mut answer = None;
+        for (i, step) in steps.iter().enumerate() {
+            match self.step(step).await {
+                Ok(Some(text)) => answer = Some(text),
+                Ok(None) => {}
+                Err(e) => return RunOutcome { answer, error: Some((i, e)), steps_done: i },
+            }
+        }
+        RunOutcome { answer, error: None, steps_done: steps.len() }
+    }
+}
+
+/// `application/x-www-form-urlencoded` encoding of one component.
+pub fn form_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => out.push(b as char),
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
