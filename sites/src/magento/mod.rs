@@ -1,43 +1,352 @@
-//! STUB of the magento fixture site: compiles against the sites contract and
-//! serves a placeholder page. To be replaced by the real module.
+//! The Magento admin fixture (2.3/2.4.2 as v1, 2.4.3+ as v2; see
+//! `sites/CHANGES.md` and shifts.md M1-M10): login (v2 with a two-factor
+//! step), dashboard, the admin menu, products, categories, orders, customers,
+//! reviews, CMS pages, reports, and a small storefront for CMS and product
+//! pages. State lives behind one mutex; `reset` swaps in a clone of the seed.
+//!
+//! * [`data`]: the seeded store; [`web`]: request plumbing shared with WordPress;
+//!   [`ui`]: page chrome and grid helpers.
+//! * `pages_*`: the pages by admin area; [`tasks`] and [`skills`]: the task
+//!   generator and the example skills.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use skillshift_common::skills::{Skill, Step};
+use skillshift_common::skills::{Skill, Step, Target};
 use skillshift_common::Version;
 
 use crate::{App, GeneratedTask};
 
-/// STUB: a placeholder application.
-struct Stub {
-    version: Version,
+pub mod data;
+pub mod kit;
+mod pages_catalog;
+mod pages_content;
+mod pages_customers;
+mod pages_sales;
+pub mod skills;
+pub mod tasks;
+pub mod ui;
+pub mod web;
+
+use data::{money, Store};
+use ui::Flash;
+use web::{esc, Req, Resp};
+
+pub const USERNAME: &str = "admin";
+pub const PASSWORD: &str = "admin1234";
+/// The fixed authenticator code of v2's two-factor step.
+pub const TFA_CODE: &str = "424242";
+
+#[derive(Debug, Clone, Default)]
+struct Session {
+    /// v2: the two-factor step is done (always true in v1).
+    verified: bool,
+    flash: Option<Flash>,
 }
 
-impl App for Stub {
-    fn router(self: Arc<Self>) -> axum::Router {
-        let text =
-            format!("<!doctype html><title>magento {} (stub)</title><main><h1>magento stub</h1></main>", self.version);
-        axum::Router::new().route("/", axum::routing::get(move || async move { axum::response::Html(text) }))
+struct Inner {
+    store: Store,
+    sessions: HashMap<String, Session>,
+    next_session: u64,
+}
+
+/// One version of the Magento admin.
+pub struct Magento {
+    version: Version,
+    seed: Store,
+    /// A std mutex: every request holds it only while rendering one page from
+    /// in-memory data, with no await inside.
+    inner: Mutex<Inner>,
+}
+
+/// What a page handler sees: the store, the version and the session's flash.
+pub struct Ctx<'a> {
+    pub version: Version,
+    pub store: &'a mut Store,
+    pub flash: Option<Flash>,
+}
+
+impl Ctx<'_> {
+    pub fn v2(&self) -> bool {
+        self.version == Version::V2
+    }
+    /// A full admin page.
+    pub fn page(&self, title: &str, actions: &str, body: &str) -> Resp {
+        Resp::Page(ui::page(self.version, title, self.flash.as_ref(), actions, body))
+    }
+}
+
+/// The outcome of a page handler that may set a flash for the next page.
+pub enum Out {
+    Resp(Resp),
+    /// Redirect to `to` with a flash message.
+    Flash {
+        to: String,
+        flash: Flash,
+    },
+}
+
+impl From<Resp> for Out {
+    fn from(r: Resp) -> Out {
+        Out::Resp(r)
+    }
+}
+
+pub fn ok(to: impl Into<String>, text: impl Into<String>) -> Out {
+    Out::Flash { to: to.into(), flash: Flash { error: false, text: text.into() } }
+}
+
+pub fn err(to: impl Into<String>, text: impl Into<String>) -> Out {
+    Out::Flash { to: to.into(), flash: Flash { error: true, text: text.into() } }
+}
+
+impl Magento {
+    pub fn new(version: Version) -> Magento {
+        let seed = Store::seed();
+        Magento {
+            version,
+            inner: Mutex::new(Inner { store: seed.clone(), sessions: HashMap::new(), next_session: 1 }),
+            seed,
+        }
     }
 
-    fn reset(&self) {}
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Handles one request (the whole site as a function).
+    pub fn handle(&self, req: &Req) -> Resp {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let path = req.path.trim_end_matches('/').to_string();
+        let path = if path.is_empty() { "/".to_string() } else { path };
+        let session = req.session.as_ref().filter(|s| inner.sessions.contains_key(*s)).cloned();
+        // Public pages: the admin login, the storefront.
+        if path == "/admin" || path == "/admin/admin" || path == "/admin/admin/index/index" {
+            return self.login(req, inner, session.as_deref());
+        }
+        if !path.starts_with("/admin") {
+            return pages_content::storefront(&inner.store, &path);
+        }
+        let Some(sid) = session else { return Resp::redirect("/admin/") };
+        if path == "/admin/admin/auth/logout" {
+            inner.sessions.remove(&sid);
+            return Resp::Redirect { to: "/admin/".into(), cookie: Some(String::new()) };
+        }
+        if path == "/admin/tfa/tfa/index" {
+            return self.two_factor(req, inner, &sid);
+        }
+        let verified = inner.sessions.get(&sid).is_some_and(|s| s.verified);
+        if !verified {
+            return Resp::redirect("/admin/tfa/tfa/index/");
+        }
+        let flash = if req.post { None } else { inner.sessions.get_mut(&sid).and_then(|s| s.flash.take()) };
+        let mut ctx = Ctx { version: self.version, store: &mut inner.store, flash };
+        let out = route(&mut ctx, req, &path);
+        match out {
+            Out::Resp(r) => r,
+            Out::Flash { to, flash } => {
+                if let Some(s) = inner.sessions.get_mut(&sid) {
+                    s.flash = Some(flash);
+                }
+                Resp::redirect(to)
+            }
+        }
+    }
+
+    fn login(&self, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
+        if req.post {
+            let good = req.f("login[username]") == Some(USERNAME) && req.f("login[password]") == Some(PASSWORD);
+            if !good {
+                return Resp::Page(login_page(Some("The account sign-in was incorrect or your account is disabled temporarily. Please wait and try again later.")));
+            }
+            let token = format!("mage{:08x}{}", inner.next_session.wrapping_mul(0x9E37_79B9), inner.next_session);
+            inner.next_session += 1;
+            let verified = self.version == Version::V1;
+            inner.sessions.insert(token.clone(), Session { verified, flash: None });
+            let to = if verified { "/admin/admin/dashboard/" } else { "/admin/tfa/tfa/index/" };
+            return Resp::Redirect { to: to.into(), cookie: Some(token) };
+        }
+        match session {
+            Some(_) => Resp::redirect("/admin/admin/dashboard/"),
+            None => Resp::Page(login_page(None)),
+        }
+    }
+
+    /// v2's two-factor step (M1): "Authenticator code" and "Confirm".
+    fn two_factor(&self, req: &Req, inner: &mut Inner, sid: &str) -> Resp {
+        if self.version == Version::V1 {
+            return Resp::redirect("/admin/admin/dashboard/");
+        }
+        let mut error = None;
+        if req.post {
+            if req.f("tfa_code").map(str::trim) == Some(TFA_CODE) {
+                if let Some(s) = inner.sessions.get_mut(sid) {
+                    s.verified = true;
+                }
+                return Resp::redirect("/admin/admin/dashboard/");
+            }
+            error = Some("Invalid code.");
+        }
+        let alert =
+            error.map(|e| format!("<div role=\"alert\" class=\"message message-error\">{e}</div>")).unwrap_or_default();
+        Resp::Page(ui::bare(
+            "Google Authenticator / Magento Admin",
+            &format!(
+                "<main class=\"login-box\"><h1>Google Authenticator</h1>{alert}\
+                 <p>Please enter the six-digit code from your authenticator app.</p>\
+                 <form method=\"post\" action=\"/admin/tfa/tfa/index/\">\
+                 <label for=\"tfa_code\">Authenticator code</label> <input type=\"text\" id=\"tfa_code\" name=\"tfa_code\" autocomplete=\"one-time-code\">\
+                 <button type=\"submit\" class=\"primary\">Confirm</button></form></main>"
+            ),
+        ))
+    }
+}
+
+fn login_page(error: Option<&str>) -> String {
+    let alert = error
+        .map(|e| format!("<div role=\"alert\" class=\"message message-error\">{}</div>", esc(e)))
+        .unwrap_or_default();
+    ui::bare(
+        "Magento Admin",
+        &format!(
+            "<main class=\"login-box\"><h1>Welcome, please sign in</h1>{alert}\
+             <form method=\"post\" action=\"/admin/\" aria-label=\"Sign in\">\
+             <div class=\"admin__field\"><label for=\"username\">Username</label>\
+             <input type=\"text\" id=\"username\" name=\"login[username]\" autocomplete=\"username\"></div>\
+             <div class=\"admin__field\"><label for=\"login\">Password</label>\
+             <input type=\"password\" id=\"login\" name=\"login[password]\" autocomplete=\"current-password\"></div>\
+             <button type=\"submit\" class=\"primary\">Sign in</button></form>\
+             <p><a href=\"/admin/admin/auth/forgotpassword/\">Forgot your password?</a></p></main>"
+        ),
+    )
+}
+
+/// Dispatches an admin path to its page.
+fn route(ctx: &mut Ctx, req: &Req, path: &str) -> Out {
+    let parts: Vec<&str> = path.trim_start_matches("/admin/").split('/').collect();
+    let id_after = |key: &str| {
+        parts.iter().position(|p| *p == key).and_then(|i| parts.get(i + 1)).and_then(|v| v.parse::<u32>().ok())
+    };
+    match parts.as_slice() {
+        ["admin", "dashboard", ..] => dashboard(ctx).into(),
+        ["catalog", ..] => pages_catalog::route(ctx, req, &parts, id_after("id"), id_after("parent")),
+        ["sales", ..] => pages_sales::route(ctx, req, &parts, id_after("order_id")),
+        ["customer", ..] | ["loginascustomer", ..] | ["loginascustomer_log", ..] => {
+            pages_customers::route(ctx, req, &parts, id_after("id").or(id_after("customer_id")))
+        }
+        ["review", ..]
+        | ["cms", ..]
+        | ["reports", ..]
+        | ["pagebuilder", ..]
+        | ["media_gallery", ..]
+        | ["search", ..] => pages_content::route(ctx, req, path, &parts, id_after("id").or(id_after("page_id"))),
+        _ => generic(ctx, path),
+    }
+}
+
+/// A menu page this fixture does not model in depth: its heading and an empty grid.
+pub fn generic(ctx: &Ctx, path: &str) -> Out {
+    let Some(label) = ui::menu_label(ctx.version, &format!("{path}/")) else {
+        return Resp::NotFound(ui::page(
+            ctx.version,
+            "404 Error",
+            None,
+            "",
+            "<h2>Page not found.</h2><p><a href=\"/admin/admin/dashboard/\">Go to the Dashboard</a></p>",
+        ))
+        .into();
+    };
+    let body = format!(
+        "{}{}",
+        ui::pager(&format!("{path}/"), "", 1, 1, 0),
+        ui::grid(label, &[("id", "ID"), ("name", "Name")], &[], 0)
+    );
+    ctx.page(label, "", &body).into()
+}
+
+fn dashboard(ctx: &Ctx) -> Resp {
+    let s = &*ctx.store;
+    let live: Vec<_> = s.orders.iter().filter(|o| o.status != "Canceled").collect();
+    let lifetime: u64 = live.iter().map(|o| o.grand_total()).sum();
+    let avg = if live.is_empty() { 0 } else { lifetime / live.len() as u64 };
+    let rows: Vec<(String, Vec<String>)> = s
+        .orders
+        .iter()
+        .rev()
+        .take(5)
+        .map(|o| {
+            let c = s.customer(o.customer).map(|c| c.name()).unwrap_or_default();
+            let items: u32 = o.items.iter().map(|i| i.qty).sum();
+            (format!("last-{}", o.id), vec![esc(&c), items.to_string(), money(o.grand_total())])
+        })
+        .collect();
+    let body = format!(
+        "<section aria-labelledby=\"totals-h\"><h2 id=\"totals-h\">Totals</h2><div class=\"dashboard-totals\">\
+         <p>Lifetime Sales <output aria-label=\"Lifetime Sales\">{}</output></p>\
+         <p>Average Order <output aria-label=\"Average Order\">{}</output></p>\
+         <p>Customers <output aria-label=\"Customers\">{}</output></p></div></section>\
+         <section aria-labelledby=\"last-h\"><h2 id=\"last-h\">Last Orders</h2>{}</section>",
+        money(lifetime),
+        money(avg),
+        s.customers.len(),
+        ui::grid("Last Orders", &[("customer", "Customer"), ("items", "Items"), ("total", "Total")], &rows, 0)
+    );
+    ctx.page("Dashboard", "", &body)
+}
+
+impl web::Handler for Magento {
+    fn handle(&self, req: &Req) -> Resp {
+        Magento::handle(self, req)
+    }
+}
+
+impl App for Magento {
+    fn router(self: Arc<Self>) -> axum::Router {
+        web::router(self)
+    }
+
+    fn reset(&self) {
+        let mut inner = self.lock();
+        inner.store = self.seed.clone();
+        inner.sessions.clear();
+    }
 
     fn login_steps(&self) -> Vec<Step> {
-        Vec::new()
+        login_steps(self.version)
     }
 }
 
-/// STUB: the application of `version`.
+fn target(role: &str, name: &str) -> Target {
+    Target { role: role.into(), name: name.into(), nth: None }
+}
+
+/// The steps that sign in from a fresh browser (v2 adds the two-factor step).
+pub fn login_steps(version: Version) -> Vec<Step> {
+    let mut steps = vec![
+        Step::Goto { url: "__MAGENTO__/admin/".into() },
+        Step::Fill { target: target("textbox", "Username"), text: USERNAME.into() },
+        Step::Fill { target: target("textbox", "Password"), text: PASSWORD.into() },
+        Step::Click { target: target("button", "Sign in") },
+    ];
+    if version == Version::V2 {
+        steps.push(Step::Fill { target: target("textbox", "Authenticator code"), text: TFA_CODE.into() });
+        steps.push(Step::Click { target: target("button", "Confirm") });
+    }
+    steps
+}
+
+/// The application of `version`.
 pub fn app(version: Version) -> Arc<dyn App> {
-    Arc::new(Stub { version })
+    Arc::new(Magento::new(version))
 }
 
-/// STUB: no tasks yet.
-pub fn tasks(_version: Version) -> Vec<GeneratedTask> {
-    Vec::new()
+/// The generated tasks of `version`: 114, task `i` the same intent in both versions.
+pub fn tasks(version: Version) -> Vec<GeneratedTask> {
+    tasks::generate(version)
 }
 
-/// STUB: no skills yet.
+/// The example library's Magento skills (written against v1).
 pub fn skills() -> Vec<Skill> {
-    Vec::new()
+    skills::skills()
 }

@@ -1,0 +1,14 @@
+//! The example library's Magento skills: one per intent template, written
+//! against v1 as a skill-learning method would have recorded them. Each is
+//! the template's v1 reference solution with `{{param}}` placeholders.
+
+use skillshift_common::skills::Skill;
+use skillshift_common::{Site, Version};
+
+use super::kit::{placeholders, skill};
+use super::tasks::{solution, TEMPLATES};
+
+/// One skill per Magento intent template (v1).
+pub fn skills() -> Vec<Skill> {
+    TEMPLATES.iter().map(|t| skill(Site::Magento, t, solution(t.id, Version::V1, &placeholders(t.params)))).collect()
+}
