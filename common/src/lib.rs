@@ -3,6 +3,8 @@
 //! * [`ids`]: sites, versions, conditions and task uids (formats §1).
 //! * [`task`]: WebArena-style task files (formats §2).
 //! * [`record`]: the per-task record of one attempt (formats §3).
+//! * [`records`], [`outcome`], [`metrics`], [`ledger`], [`reliability`], [`summary`], [`report`]: the
+//!   analysis core, from `per_task.jsonl` to the Table 1 shape (formats §3-5).
 //! * [`skills`]: skill libraries and accessibility-locator steps (formats §9).
 //!
 //! Nothing here does I/O beyond reading and writing files.
@@ -10,8 +12,16 @@
 pub mod attempt;
 pub mod evaluate;
 pub mod ids;
+pub mod ledger;
+pub mod metrics;
+pub mod outcome;
 pub mod record;
+pub mod records;
+pub mod reliability;
+pub mod report;
 pub mod skills;
+pub mod summary;
+pub mod synth;
 pub mod task;
 
 pub use attempt::AttemptSpec;
