@@ -118,10 +118,7 @@ impl CmdAgent {
         match tokio::time::timeout(self.reply_timeout, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(AgentError::Process(format!("cannot write to agent: {e}{}", self.exit_note()))),
-            Err(_) => Err(AgentError::Process(format!(
-                "agent did not read its input within {:?}",
-                self.reply_timeout
-            ))),
+            Err(_) => Err(AgentError::Process(format!("agent did not read its input within {:?}", self.reply_timeout))),
         }
     }
 
@@ -162,7 +159,10 @@ impl CmdAgent {
             }
             let n = self.lines_read;
             let parsed: AgentLine = serde_json::from_str(&line).map_err(|e| {
-                AgentError::Malformed(format!("line {n} of agent output is not a protocol message ({e}): {}", cut(&line)))
+                AgentError::Malformed(format!(
+                    "line {n} of agent output is not a protocol message ({e}): {}",
+                    cut(&line)
+                ))
             })?;
             let mv = match parsed {
                 AgentLine::SkillReport { name, ok, error } => {
@@ -170,7 +170,8 @@ impl CmdAgent {
                     continue;
                 }
                 AgentLine::Action { action } => Move::Action(
-                    Action::parse(&action).map_err(|e| AgentError::Malformed(format!("line {n} of agent output: {e}")))?,
+                    Action::parse(&action)
+                        .map_err(|e| AgentError::Malformed(format!("line {n} of agent output: {e}")))?,
                 ),
                 AgentLine::Skill { name, args } => {
                     if name.trim().is_empty() {

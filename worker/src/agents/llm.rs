@@ -182,7 +182,9 @@ impl LlmConfig {
         let var = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let base_url = var("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(LlmError::Config(format!("OPENAI_BASE_URL must start with http:// or https://, found '{base_url}'")));
+            return Err(LlmError::Config(format!(
+                "OPENAI_BASE_URL must start with http:// or https://, found '{base_url}'"
+            )));
         }
         let model = model.filter(|m| !m.trim().is_empty()).or_else(|| var("OPENAI_MODEL"));
         let mut cfg = LlmConfig::new(&base_url, model.as_deref().unwrap_or(DEFAULT_MODEL));
@@ -411,12 +413,8 @@ impl OpenAiClient {
 
     async fn complete_inner(&self, messages: &[ChatMessage]) -> Result<Completion, LlmError> {
         let cfg = &self.config;
-        let body = ChatRequest {
-            model: &cfg.model,
-            messages,
-            temperature: cfg.temperature,
-            max_tokens: cfg.max_tokens,
-        };
+        let body =
+            ChatRequest { model: &cfg.model, messages, temperature: cfg.temperature, max_tokens: cfg.max_tokens };
         let started_at = SystemTime::now();
         let t0 = Instant::now();
         let mut attempts = 0u32;
@@ -451,10 +449,8 @@ impl OpenAiClient {
             reason: "the reply has no choices".into(),
         })?;
         let (tokens_in, tokens_out) = resp.usage.as_ref().map_or((0, 0), |u| (u.prompt_tokens, u.completion_tokens));
-        let price = cfg
-            .price
-            .or_else(|| resp.model.as_deref().and_then(price_per_mtok))
-            .or_else(|| price_per_mtok(&cfg.model));
+        let price =
+            cfg.price.or_else(|| resp.model.as_deref().and_then(price_per_mtok)).or_else(|| price_per_mtok(&cfg.model));
         let (server_address, server_port) = cfg.server();
         let info = LlmCallInfo {
             provider: cfg.provider().to_string(),

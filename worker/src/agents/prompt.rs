@@ -299,9 +299,14 @@ mod tests {
         assert_eq!(act("In summary, the next action I will perform is ```\ngo_back\n```"), Action::GoBack);
         // No phrase: the last fenced block. Phrase without a fence: the rest of the line.
         assert_eq!(act("```click [1]``` then ```click [2]```"), Action::Click { id: 2 });
-        assert_eq!(act("in summary, the next action i will perform is `scroll [down]`."), Action::Scroll { down: true });
+        assert_eq!(
+            act("in summary, the next action i will perform is `scroll [down]`."),
+            Action::Scroll { down: true }
+        );
         let multi = "In summary, the next action I will perform is ```stop [line one\nline two]```";
         assert_eq!(act(multi), Action::Stop { answer: "line one\nline two".into() });
+        // An unclosed fence (a reply cut at the closing backticks) still names its action.
+        assert_eq!(act("In summary, the next action I will perform is ```click [1]"), Action::Click { id: 1 });
     }
 
     #[test]
@@ -312,7 +317,7 @@ mod tests {
             "In summary, the next action I will perform is",
             "In summary, the next action I will perform is ```jump [3]```",
             "In summary, the next action I will perform is ```click [abc]```",
-            "In summary, the next action I will perform is ```click [1]",
+            "In summary, the next action I will perform is ```click [1",
         ] {
             assert!(parse_reply(bad, &[]).is_err(), "{bad:?} should not parse");
         }

@@ -116,13 +116,8 @@ impl ReferenceAgent {
             .clone()
             .ok_or_else(|| AgentError::Process("the reference agent got an observation before its task".into()))?;
         let error = obs.last_action_error.clone().or_else(|| self.skill_error.take());
-        let mut messages = prompt::messages(
-            &brief,
-            &obs,
-            self.previous_action.as_deref(),
-            error.as_deref(),
-            self.max_obs_chars,
-        );
+        let mut messages =
+            prompt::messages(&brief, &obs, self.previous_action.as_deref(), error.as_deref(), self.max_obs_chars);
         let first = self.call(&messages).await?;
         let mv = match prompt::parse_reply(&first, &brief.skills) {
             Ok(mv) => mv,

@@ -21,6 +21,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -84,7 +85,7 @@ struct Shared {
     // A std Mutex: each handler holds it only to pop an entry or push a record, never across an await.
     script: Mutex<VecDeque<Scripted>>,
     requests: Mutex<Vec<RecordedRequest>>,
-    served: Mutex<u64>,
+    served: AtomicU64,
     prompt_tokens: u64,
     completion_tokens: u64,
 }
@@ -115,7 +116,7 @@ impl ScriptedLlm {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
-            served: Mutex::new(0),
+            served: AtomicU64::new(0),
             prompt_tokens,
             completion_tokens,
         });
@@ -172,7 +173,7 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: a
         r.push(RecordedRequest { authorization, body });
     }
     let next = shared.script.lock().ok().and_then(|mut s| s.pop_front());
-    let n = shared.served.lock().map(|mut n| std::mem::replace(&mut *n, *n + 1)).unwrap_or(0);
+    let n = shared.served.fetch_add(1, Ordering::Relaxed);
     match next {
         None => error(StatusCode::BAD_REQUEST, &format!("script exhausted after {n} replies")),
         Some(Scripted::Status(code)) => {

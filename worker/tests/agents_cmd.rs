@@ -1,0 +1,197 @@
+//! The `cmd:` agent against real child processes: the Python example agent, and children that misbehave
+//! (non-JSON output, bad actions, early exit, hanging).
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use skillshift_worker::action::Action;
+use skillshift_worker::agent::{Agent, AgentError, Move, Observation, SkillReport, SkillSummary, TaskBrief};
+use skillshift_worker::agents::cmd::CmdAgent;
+
+fn example_agent() -> String {
+    format!("python3 {}/../examples/agent.py", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn brief(intent: &str) -> TaskBrief {
+    TaskBrief {
+        uid: "skillshift.gitlab.v1.3".into(),
+        intent: intent.into(),
+        start_url: "http://gitlab.test/".into(),
+        max_steps: 10,
+        skills: vec![SkillSummary {
+            name: "create_issue".into(),
+            params: vec!["project".into(), "title".into()],
+            description: "Open a new issue".into(),
+        }],
+    }
+}
+
+fn obs(step: u32, tree: &str) -> Observation {
+    Observation {
+        step,
+        url: format!("http://gitlab.test/page{step}"),
+        title: format!("Page {step}"),
+        axtree: format!("Tab 0 (current): Page {step}\n\n[1] RootWebArea 'Page {step}'\n{tree}"),
+        last_action_error: None,
+    }
+}
+
+fn sh(script: &str) -> String {
+    format!("sh -c '{script}'")
+}
+
+#[tokio::test]
+async fn the_python_example_agent_searches_clicks_and_stops() {
+    let mut agent = CmdAgent::spawn(&example_agent()).unwrap().with_reply_timeout(Duration::from_secs(20));
+    agent.start(brief("Search for \"skill drift\" and open the issue \"Crash on save\"")).await.unwrap();
+    let steps = [
+        "\t[4] link 'Projects'\n\t[5] searchbox 'Search GitLab'\n\t[6] button 'Sign out'",
+        "\t[8] heading 'Search results'\n\t[9] link 'Crash on save'\n\t[10] link 'Other issue'",
+        "\t[12] heading 'Crash on save'\n\t[13] StaticText 'Opened by root'",
+    ];
+    let mut moves = Vec::new();
+    for (i, tree) in steps.iter().enumerate() {
+        moves.push(agent.next(obs(i as u32, tree)).await.unwrap().mv);
+    }
+    assert_eq!(
+        moves,
+        vec![
+            Move::Action(Action::Type { id: 5, text: "skill drift".into(), enter: true }),
+            Move::Action(Action::Click { id: 9 }),
+            Move::Action(Action::Stop { answer: String::new() }),
+        ]
+    );
+    assert_eq!(agent.usage().llm_calls, 0);
+}
+
+#[tokio::test]
+async fn the_python_example_agent_answers_a_question_from_the_page() {
+    let mut agent = CmdAgent::spawn(&example_agent()).unwrap();
+    agent.start(brief("What is the title of the issue \"Crash on save\"?")).await.unwrap();
+    let first = agent.next(obs(0, "\t[9] link 'Crash on save'")).await.unwrap().mv;
+    assert_eq!(first, Move::Action(Action::Click { id: 9 }));
+    let second = agent.next(obs(1, "\t[12] heading 'Crash on save'")).await.unwrap().mv;
+    assert_eq!(second, Move::Action(Action::Stop { answer: "Crash on save".into() }));
+}
+
+#[tokio::test]
+async fn the_child_receives_the_protocol_messages() {
+    // The child echoes both lines it read back as the answer of a stop action.
+    let echo = r#"import json,sys
+t=sys.stdin.readline(); o=sys.stdin.readline()
+print(json.dumps({"type":"action","action":"stop [%s]" % json.dumps([json.loads(t),json.loads(o)])}), flush=True)
+sys.stdin.read()"#;
+    let mut agent = CmdAgent::spawn(&format!("python3 -c '{echo}'")).unwrap();
+    agent.start(brief("Open it")).await.unwrap();
+    let mut o = obs(0, "\t[2] link 'A'");
+    o.last_action_error = Some("nothing to click".into());
+    let Move::Action(Action::Stop { answer }) = agent.next(o).await.unwrap().mv else { panic!("expected stop") };
+    let got: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        got[0],
+        serde_json::json!({"type": "task", "uid": "skillshift.gitlab.v1.3", "intent": "Open it",
+            "start_url": "http://gitlab.test/", "max_steps": 10,
+            "skills": [{"name": "create_issue", "params": ["project", "title"], "description": "Open a new issue"}]})
+    );
+    assert_eq!(
+        got[1],
+        serde_json::json!({"type": "observation", "step": 0, "url": "http://gitlab.test/page0", "title": "Page 0",
+            "axtree": "Tab 0 (current): Page 0\n\n[1] RootWebArea 'Page 0'\n\t[2] link 'A'",
+            "last_action_error": "nothing to click"})
+    );
+}
+
+#[tokio::test]
+async fn skill_calls_and_skill_reports_are_returned() {
+    let script = r#"read t; read o
+echo "{\"type\":\"skill_report\",\"name\":\"login\",\"ok\":true,\"error\":null}"
+echo
+echo "{\"type\":\"skill_report\",\"name\":\"search\",\"ok\":false,\"error\":\"no box\"}"
+echo "{\"type\":\"skill\",\"name\":\"create_issue\",\"args\":{\"project\":\"a/b\",\"title\":\"t\"}}"
+read o
+echo "{\"type\":\"action\",\"action\":\"go_back\"}"
+cat >/dev/null"#;
+    let mut agent = CmdAgent::spawn(&sh(script)).unwrap();
+    agent.start(brief("x")).await.unwrap();
+    let first = agent.next(obs(0, "")).await.unwrap();
+    let args = BTreeMap::from([("project".to_string(), "a/b".to_string()), ("title".into(), "t".into())]);
+    assert_eq!(first.mv, Move::Skill { name: "create_issue".into(), args });
+    assert_eq!(
+        first.skill_reports,
+        vec![
+            SkillReport { name: "login".into(), ok: true, error: None },
+            SkillReport { name: "search".into(), ok: false, error: Some("no box".into()) },
+        ]
+    );
+    let second = agent.next(obs(1, "")).await.unwrap();
+    assert_eq!(second.mv, Move::Action(Action::GoBack));
+    assert!(second.skill_reports.is_empty());
+}
+
+async fn first_error(command: &str) -> AgentError {
+    let mut agent = CmdAgent::spawn(command).unwrap().with_reply_timeout(Duration::from_secs(10));
+    agent.start(brief("x")).await.unwrap();
+    agent.next(obs(0, "")).await.unwrap_err()
+}
+
+#[tokio::test]
+async fn a_non_json_line_is_malformed() {
+    let err = first_error(&sh("echo not-json; sleep 5")).await;
+    assert!(matches!(&err, AgentError::Malformed(m) if m.contains("line 1") && m.contains("not-json")), "{err}");
+}
+
+#[tokio::test]
+async fn bad_messages_are_malformed() {
+    for line in [
+        r#"{\"type\":\"action\",\"action\":\"fly [3]\"}"#,
+        r#"{\"type\":\"action\"}"#,
+        r#"{\"type\":\"dance\"}"#,
+        r#"{\"type\":\"skill\",\"name\":\"s\",\"args\":{\"a\":[1]}}"#,
+        r#"[1,2]"#,
+    ] {
+        let err = first_error(&sh(&format!("echo \"{line}\"; sleep 5"))).await;
+        assert!(matches!(err, AgentError::Malformed(_)), "{line}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn an_agent_that_exits_is_a_process_error() {
+    let err = first_error(&sh("read t; exit 3")).await;
+    assert!(matches!(&err, AgentError::Process(m) if m.contains("closed its output")), "{err}");
+}
+
+#[tokio::test]
+async fn a_hung_agent_hits_the_reply_deadline() {
+    let mut agent = CmdAgent::spawn("sleep 30").unwrap().with_reply_timeout(Duration::from_millis(300));
+    agent.start(brief("x")).await.unwrap();
+    let t0 = Instant::now();
+    let err = agent.next(obs(0, "")).await.unwrap_err();
+    assert!(matches!(&err, AgentError::Process(m) if m.contains("did not answer step 0")), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn the_child_is_killed_on_drop() {
+    let agent = CmdAgent::spawn("sleep 30").unwrap();
+    let pid = agent.pid().unwrap();
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    drop(agent);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // Killed and reaped: the /proc entry goes away (a zombie would keep it, with state Z).
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "sleep {pid} still running after drop: {stat}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn bad_command_lines_are_process_errors() {
+    for bad in ["", "   ", "'unclosed", "/nonexistent/agent --x"] {
+        assert!(matches!(CmdAgent::spawn(bad), Err(AgentError::Process(_))), "{bad:?}");
+    }
+}
