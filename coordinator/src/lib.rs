@@ -1,1 +1,23 @@
-//! skillshift-coordinator.
+//! The coordinator: it plans sweeps into run units, leases them to workers
+//! that host their site and version, stores every record durably and serves
+//! progress and exports to control clients.
+//!
+//! * [`planner`]: sweep spec -> units, contract and `config_digest`.
+//! * [`scheduler`]: the assignment decision, a pure function.
+//! * [`lease`]: lease deadlines, renewal, release and re-attachment.
+//! * [`engine`]: the state machine tying them together (no I/O).
+//! * [`store`]: sled behind one module; group commit.
+//! * [`server`]: the driver loop, the gRPC services and the HTTP page.
+//! * [`client`]: the control client used by `skillshift sweep`.
+
+pub mod client;
+pub mod engine;
+pub mod http;
+pub mod lease;
+pub mod planner;
+pub mod scheduler;
+pub mod server;
+pub mod service;
+pub mod status;
+pub mod store;
+pub mod wire;

@@ -10,6 +10,7 @@ pub mod v1 {
     tonic::include_proto!("skillshift.v1");
 }
 
+pub mod channel;
 pub mod convert;
 
 pub use v1::*;

@@ -1,0 +1,80 @@
+//! The coordinator's HTTP port: `/healthz`, a JSON status at `/api/status`
+//! and a small HTML page at `/` listing sweeps and workers. [`router`]
+//! returns a plain axum `Router` so other parts (metrics) can merge into it.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse};
+use axum::routing::get;
+use axum::{Json, Router};
+
+use crate::engine::ControlCmd;
+use crate::service::Handle;
+use crate::status::{SweepStatus, WorkerInfo};
+
+pub fn router(handle: Handle) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/api/status", get(api_status))
+        .route("/", get(page))
+        .with_state(handle)
+}
+
+async fn snapshot(h: &Handle) -> Option<(Vec<SweepStatus>, Vec<WorkerInfo>)> {
+    let sweeps = h.ask(ControlCmd::List).await.ok()?;
+    let workers = h.ask(ControlCmd::Workers).await.ok()?;
+    Some((sweeps, workers))
+}
+
+async fn api_status(State(h): State<Handle>) -> impl IntoResponse {
+    match snapshot(&h).await {
+        Some((sweeps, workers)) => Json(serde_json::json!({"sweeps": sweeps, "workers": workers})).into_response(),
+        None => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+async fn page(State(h): State<Handle>) -> impl IntoResponse {
+    let Some((sweeps, workers)) = snapshot(&h).await else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    };
+    let mut html = String::from(
+        "<!doctype html><html><head><meta charset=utf-8><meta http-equiv=refresh content=5>\
+         <title>skillshift coordinator</title><style>body{font-family:sans-serif;margin:2em}\
+         table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\
+         th{background:#f4f4f4}</style></head><body><h1>skillshift coordinator</h1><h2>Sweeps</h2>\
+         <table><tr><th>id</th><th>state</th><th>units</th><th>done</th><th>running</th><th>queued</th>\
+         <th>invalid</th><th>attempts</th><th>errors</th></tr>",
+    );
+    for s in &sweeps {
+        html.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&s.id),
+            s.state.as_str(),
+            s.units.total,
+            s.units.done,
+            s.units.running,
+            s.units.queued,
+            s.units.invalid,
+            s.attempts.total,
+            s.attempts.error
+        ));
+    }
+    html.push_str("</table><h2>Workers</h2><table><tr><th>id</th><th>name</th><th>connected</th><th>slots</th><th>running</th><th>last seen</th></tr>");
+    for w in &workers {
+        html.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ms ago</td></tr>",
+            esc(&w.id),
+            esc(&w.name),
+            if w.connected { "yes" } else { "no" },
+            w.slots,
+            w.running,
+            w.last_seen_ms_ago
+        ));
+    }
+    html.push_str("</table></body></html>");
+    Html(html).into_response()
+}

@@ -1,0 +1,328 @@
+//! The gRPC services: the Worker service (register + the session stream) and
+//! the Control service. They convert wire messages at once, hand them to the
+//! engine's input channel and turn the engine's answers back into messages.
+//! Malformed messages get an `invalid_argument` status (or, for one record, a
+//! `reject` naming the attempt) and never reach the store.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use skillshift_proto::convert::{self, AttemptKey, WireError};
+use skillshift_proto::v1::{self, control_server::Control, worker_server::Worker};
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::engine::{Conn, ControlCmd, Input, Outbound, WorkerEvent};
+use crate::store::Store;
+use crate::wire;
+
+/// Capacity of one worker session's outbound queue. A worker that lets it
+/// fill up is cut off (its leases are released), never waited for.
+pub const OUTBOUND_CAPACITY: usize = 4096;
+
+/// A cheap handle on the engine's input channel.
+#[derive(Clone)]
+pub struct Handle {
+    tx: mpsc::Sender<Input>,
+    conns: Arc<AtomicU64>,
+    ttl: Duration,
+    heartbeat: Duration,
+}
+
+fn unavailable() -> Status {
+    Status::unavailable("the coordinator is shutting down")
+}
+
+fn invalid(e: WireError) -> Status {
+    Status::invalid_argument(e.to_string())
+}
+
+impl Handle {
+    pub fn new(tx: mpsc::Sender<Input>, ttl: Duration, heartbeat: Duration) -> Handle {
+        Handle { tx, conns: Arc::new(AtomicU64::new(0)), ttl, heartbeat }
+    }
+
+    pub async fn send(&self, input: Input) -> Result<(), Status> {
+        self.tx.send(input).await.map_err(|_| unavailable())
+    }
+
+    pub async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> ControlCmd) -> Result<T, Status> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Input::Control(make(tx))).await?;
+        rx.await.map_err(|_| unavailable())
+    }
+}
+
+pub struct WorkerService {
+    pub handle: Handle,
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+fn outbound_to_wire(o: Outbound) -> Result<v1::CoordinatorMessage, Status> {
+    use v1::coordinator_message::Body;
+    let body = match o {
+        Outbound::Assign(key, spec) => Body::Assign(convert::assignment_to_wire(&key, &spec)),
+        Outbound::Cancel(key) => Body::Cancel((&key).into()),
+        Outbound::Drain(reason) => Body::Drain(v1::Drain { reason }),
+        Outbound::Ack(keys) => Body::Ack(v1::Ack { attempts: keys.iter().map(Into::into).collect() }),
+        Outbound::Reject(key, reason) => Body::Reject(v1::Reject { attempt: Some((&key).into()), reason }),
+        Outbound::Fatal(message) => return Err(Status::invalid_argument(message)),
+    };
+    Ok(v1::CoordinatorMessage { body: Some(body) })
+}
+
+fn keys(refs: Vec<v1::AttemptRef>) -> Vec<AttemptKey> {
+    refs.into_iter().filter_map(|r| AttemptKey::try_from(r).ok()).collect()
+}
+
+/// Converts one inbound message. `Err` ends the session; `Ok(Err(reject))`
+/// refuses one attempt's message.
+fn inbound(msg: v1::WorkerMessage) -> Result<Result<WorkerEvent, (AttemptKey, String)>, Status> {
+    use v1::worker_message::Body;
+    let body = msg.body.ok_or_else(|| Status::invalid_argument("empty worker message (no body)"))?;
+    Ok(Ok(match body {
+        Body::Hello(_) => return Err(Status::invalid_argument("hello sent twice in one session")),
+        Body::Ready(r) => WorkerEvent::Ready(r.credits),
+        Body::Heartbeat(h) => WorkerEvent::Heartbeat(keys(h.running)),
+        Body::Progress(p) => WorkerEvent::Progress(AttemptKey::try_from(p.attempt).map_err(invalid)?),
+        Body::AckRequest(a) => WorkerEvent::AckRequest(keys(a.attempts)),
+        Body::Record(r) => {
+            let key = AttemptKey::try_from(r.attempt).map_err(invalid)?;
+            let Some(record) = r.record else {
+                return Ok(Err((key, "record message without a record".into())));
+            };
+            match skillshift_common::Record::try_from(record) {
+                Ok(rec) => WorkerEvent::Record(key, Box::new(rec)),
+                Err(e) => return Ok(Err((key, e.to_string()))),
+            }
+        }
+    }))
+}
+
+#[tonic::async_trait]
+impl Worker for WorkerService {
+    async fn register(&self, req: Request<v1::RegisterRequest>) -> Result<Response<v1::RegisterReply>, Status> {
+        let r = req.into_inner();
+        let hosts =
+            r.hosts.iter().map(convert::site_version_from_wire).collect::<Result<Vec<_>, _>>().map_err(invalid)?;
+        if hosts.is_empty() {
+            return Err(Status::invalid_argument("a worker must host at least one site version"));
+        }
+        if r.slots == 0 || r.slots > 1024 {
+            return Err(Status::invalid_argument(format!("slots {} is not in 1..=1024", r.slots)));
+        }
+        let (tx, rx) = oneshot::channel();
+        let previous_id = Some(r.previous_id).filter(|p| !p.is_empty());
+        self.handle.send(Input::Register { name: r.name, hosts, slots: r.slots, previous_id, reply: tx }).await?;
+        let worker_id = rx.await.map_err(|_| unavailable())?;
+        Ok(Response::new(v1::RegisterReply {
+            worker_id,
+            lease_ttl_ms: self.handle.ttl.as_millis() as u64,
+            heartbeat_ms: self.handle.heartbeat.as_millis() as u64,
+        }))
+    }
+
+    type SessionStream = BoxStream<v1::CoordinatorMessage>;
+
+    async fn session(
+        &self,
+        req: Request<Streaming<v1::WorkerMessage>>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
+        let mut stream = req.into_inner();
+        let first = stream.message().await?.ok_or_else(|| Status::invalid_argument("session closed before hello"))?;
+        let Some(v1::worker_message::Body::Hello(hello)) = first.body else {
+            return Err(Status::invalid_argument("the first message of a session must be hello"));
+        };
+        if hello.worker_id.is_empty() {
+            return Err(Status::invalid_argument("hello without a worker id: register first"));
+        }
+        let worker = hello.worker_id;
+        let conn_id = self.handle.conns.fetch_add(1, Ordering::Relaxed) + 1;
+        let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
+        // The engine holds the only strong sender: when it drops the session
+        // (replaced, cut off, shutdown) the outbound stream ends.
+        let weak = tx.downgrade();
+        let conn = Conn { id: conn_id, tx };
+        let running = keys(hello.running);
+        self.handle
+            .send(Input::Connect { worker: worker.clone(), conn, running, free_slots: hello.free_slots })
+            .await?;
+        let handle = self.handle.clone();
+        tokio::spawn(async move {
+            loop {
+                let msg = match stream.message().await {
+                    Ok(Some(m)) => m,
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::debug!(worker = %worker, error = %e, "worker stream broke");
+                        break;
+                    }
+                };
+                match inbound(msg) {
+                    Ok(Ok(event)) => {
+                        if handle.send(Input::Worker { worker: worker.clone(), conn: conn_id, event }).await.is_err() {
+                            break;
+                        }
+                    }
+                    Ok(Err((key, reason))) => {
+                        tracing::warn!(worker = %worker, %reason, "malformed record refused");
+                        if let Some(tx) = weak.upgrade() {
+                            let _ = tx.try_send(Outbound::Reject(key, reason));
+                        }
+                    }
+                    Err(status) => {
+                        tracing::warn!(worker = %worker, status = %status.message(), "malformed worker message");
+                        if let Some(tx) = weak.upgrade() {
+                            let _ = tx.try_send(Outbound::Fatal(status.message().to_string()));
+                        }
+                        break;
+                    }
+                }
+            }
+            let _ = handle.send(Input::Disconnect { worker, conn: conn_id }).await;
+        });
+        // End the response stream right after a fatal status.
+        let out = futures::stream::unfold((rx, false), |(mut rx, ended)| async move {
+            if ended {
+                return None;
+            }
+            let item = outbound_to_wire(rx.recv().await?);
+            let ended = item.is_err();
+            Some((item, (rx, ended)))
+        });
+        Ok(Response::new(Box::pin(out)))
+    }
+}
+
+pub struct ControlService {
+    pub handle: Handle,
+    pub store: Store,
+}
+
+fn not_found(id: &str) -> Status {
+    Status::not_found(format!("no sweep '{id}'"))
+}
+
+#[tonic::async_trait]
+impl Control for ControlService {
+    async fn submit_sweep(&self, req: Request<v1::SweepSpec>) -> Result<Response<v1::SweepId>, Status> {
+        let spec = wire::spec_from_wire(req.into_inner()).map_err(invalid)?;
+        let id =
+            self.handle.ask(|tx| ControlCmd::Submit(Box::new(spec), tx)).await?.map_err(Status::invalid_argument)?;
+        Ok(Response::new(v1::SweepId { id }))
+    }
+
+    async fn get_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<v1::SweepStatus>, Status> {
+        let id = req.into_inner().id;
+        let st = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        Ok(Response::new(wire::status_to_wire(&st)))
+    }
+
+    type WatchSweepStream = BoxStream<v1::SweepStatus>;
+
+    async fn watch_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<Self::WatchSweepStream>, Status> {
+        let id = req.into_inner().id;
+        let first = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        let (tx, rx) = mpsc::channel(4);
+        let handle = self.handle.clone();
+        tokio::spawn(async move {
+            let mut last = first;
+            if tx.send(Ok(wire::status_to_wire(&last))).await.is_err() {
+                return;
+            }
+            while !last.state.is_final() {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let Ok(Some(st)) = handle.ask(|t| ControlCmd::Get(id.clone(), t)).await else { break };
+                if st != last {
+                    if tx.send(Ok(wire::status_to_wire(&st))).await.is_err() {
+                        return;
+                    }
+                    last = st;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn list_sweeps(&self, _req: Request<v1::ListSweepsRequest>) -> Result<Response<v1::SweepList>, Status> {
+        let all = self.handle.ask(ControlCmd::List).await?;
+        Ok(Response::new(v1::SweepList { sweeps: all.iter().map(wire::status_to_wire).collect() }))
+    }
+
+    async fn cancel_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<v1::SweepStatus>, Status> {
+        let id = req.into_inner().id;
+        let st = self.handle.ask(|tx| ControlCmd::Cancel(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        Ok(Response::new(wire::status_to_wire(&st)))
+    }
+
+    async fn resume_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<v1::SweepStatus>, Status> {
+        let id = req.into_inner().id;
+        let st = self.handle.ask(|tx| ControlCmd::Resume(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        Ok(Response::new(wire::status_to_wire(&st)))
+    }
+
+    type ExportRecordsStream = BoxStream<v1::ExportItem>;
+
+    async fn export_records(&self, req: Request<v1::SweepId>) -> Result<Response<Self::ExportRecordsStream>, Status> {
+        let id = req.into_inner().id;
+        let meta = self.store.sweep(&id).map_err(|e| Status::internal(e.to_string()))?.ok_or_else(|| not_found(&id))?;
+        let (tx, rx) = mpsc::channel(256);
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || {
+            use v1::export_item::Item;
+            let contract = serde_json::to_string_pretty(&meta.contract).unwrap_or_default();
+            if tx.blocking_send(Ok(v1::ExportItem { item: Some(Item::ContractJson(contract)) })).is_err() {
+                return;
+            }
+            for row in store.records(&id) {
+                let item = match row {
+                    Ok((_, stored)) => Ok(v1::ExportItem { item: Some(Item::Record((&stored.record).into())) }),
+                    Err(e) => Err(Status::data_loss(e.to_string())),
+                };
+                let stop = item.is_err();
+                if tx.blocking_send(item).is_err() || stop {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn list_workers(&self, _req: Request<v1::ListWorkersRequest>) -> Result<Response<v1::WorkerList>, Status> {
+        let all = self.handle.ask(ControlCmd::Workers).await?;
+        Ok(Response::new(v1::WorkerList { workers: all.iter().map(wire::worker_to_wire).collect() }))
+    }
+}
+
+/// Checks `authorization: Bearer <token>` on every call when a token is set.
+#[derive(Clone)]
+pub struct TokenCheck {
+    expected: Option<Arc<[u8]>>,
+}
+
+impl TokenCheck {
+    pub fn new(token: Option<&str>) -> TokenCheck {
+        TokenCheck { expected: token.map(|t| Arc::from(format!("Bearer {t}").into_bytes())) }
+    }
+}
+
+/// Compares without leaking where the first difference is.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl tonic::service::Interceptor for TokenCheck {
+    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
+        let Some(expected) = &self.expected else { return Ok(req) };
+        match req.metadata().get("authorization") {
+            Some(v) if same(v.as_bytes(), expected) => Ok(req),
+            Some(_) => Err(Status::unauthenticated("wrong token")),
+            None => Err(Status::unauthenticated("missing token: send `authorization: Bearer <token>`")),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! What control clients see: a sweep's progress and the worker list. Plain
+//! domain types; the gRPC edge converts them.
+
+use serde::Serialize;
+use skillshift_common::{Condition, Site, Version};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SweepState {
+    Queued,
+    Running,
+    Done,
+    Cancelled,
+}
+
+impl SweepState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepState::Queued => "queued",
+            SweepState::Running => "running",
+            SweepState::Done => "done",
+            SweepState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SweepState> {
+        [SweepState::Queued, SweepState::Running, SweepState::Done, SweepState::Cancelled]
+            .into_iter()
+            .find(|st| st.as_str() == s)
+    }
+
+    /// Done or cancelled: nothing more will be assigned.
+    pub fn is_final(self) -> bool {
+        matches!(self, SweepState::Done | SweepState::Cancelled)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UnitCounts {
+    pub total: u64,
+    pub done: u64,
+    pub running: u64,
+    pub queued: u64,
+    pub invalid: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AttemptCounts {
+    pub total: u64,
+    pub error: u64,
+}
+
+/// Progress of one (site, condition) cell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CellProgress {
+    pub site: Site,
+    pub condition: Condition,
+    pub total: u64,
+    pub done: u64,
+    pub running: u64,
+    pub invalid: u64,
+    pub successes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepStatus {
+    pub id: String,
+    pub state: SweepState,
+    pub units: UnitCounts,
+    pub attempts: AttemptCounts,
+    pub cells: Vec<CellProgress>,
+    /// Connected workers.
+    pub workers: u32,
+    pub eta_ms: Option<u64>,
+    pub config_digest: String,
+    pub created_ms: u64,
+}
+
+impl SweepStatus {
+    /// The `skillshift sweep status ID --json` shape (formats §11).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "state": self.state.as_str(),
+            "units": {"total": self.units.total, "done": self.units.done, "running": self.units.running,
+                      "queued": self.units.queued, "invalid": self.units.invalid},
+            "attempts": {"total": self.attempts.total, "error": self.attempts.error},
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkerInfo {
+    pub id: String,
+    pub name: String,
+    pub hosts: Vec<(Site, Version)>,
+    pub slots: u32,
+    pub connected: bool,
+    pub running: u32,
+    pub last_seen_ms_ago: u64,
+}
