@@ -62,7 +62,7 @@ pub fn chat(req: &ChatRequest<'_>) -> Span {
         span.record("gen_ai.request.temperature", t);
     }
     if let Some(m) = req.max_tokens {
-        span.record("gen_ai.request.max_tokens", u64::from(m));
+        span.record("gen_ai.request.max_tokens", i64::from(m));
     }
     if let Some(a) = req.server_address {
         span.record("server.address", a);
@@ -73,10 +73,10 @@ pub fn chat(req: &ChatRequest<'_>) -> Span {
 /// Records the response's usage, finish reasons and model.
 pub fn record_response(span: &Span, resp: &ChatResponse<'_>) {
     if let Some(n) = resp.input_tokens {
-        span.record("gen_ai.usage.input_tokens", n);
+        span.record("gen_ai.usage.input_tokens", int(n));
     }
     if let Some(n) = resp.output_tokens {
-        span.record("gen_ai.usage.output_tokens", n);
+        span.record("gen_ai.usage.output_tokens", int(n));
     }
     if let Some(m) = resp.response_model {
         span.record("gen_ai.response.model", m);
@@ -87,6 +87,11 @@ pub fn record_response(span: &Span, resp: &ChatResponse<'_>) {
     // A string array: tracing fields cannot hold one, the OpenTelemetry span can.
     let reasons: Vec<StringValue> = resp.finish_reasons.iter().map(|r| StringValue::from(r.clone())).collect();
     span.set_attribute("gen_ai.response.finish_reasons", Value::Array(Array::String(reasons)));
+}
+
+/// OpenTelemetry has no unsigned integers (tracing-opentelemetry would send a u64 as a string).
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Marks the call failed; `error_type` is a short class (`timeout`, `http_429`, `bad_reply`).

@@ -106,6 +106,7 @@ pub fn init(config: &TelemetryConfig) -> Result<Guard, TelemetryError> {
                 .with_tracer(tracer)
                 .with_tracked_inactivity(false)
                 .with_threads(false)
+                .with_location(false)
                 .with_filter(export_filter());
             (Some(layer), Some(provider))
         }

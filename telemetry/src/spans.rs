@@ -49,8 +49,8 @@ pub fn attempt(spec: &AttemptSpec, worker: &str, sweep_span: Option<&Span>) -> S
         site = %spec.uid.site,
         condition = %spec.condition,
         treatment = %spec.treatment,
-        rep = spec.rep,
-        attempt = spec.attempt,
+        rep = i64::from(spec.rep),
+        attempt = i64::from(spec.attempt),
         worker = %worker,
         sweep = %spec.sweep,
         outcome = Empty,
@@ -75,8 +75,8 @@ pub fn run(spec: &AttemptSpec, worker: &str) -> Span {
         "run",
         uid = %spec.uid,
         condition = %spec.condition,
-        rep = spec.rep,
-        attempt = spec.attempt,
+        rep = i64::from(spec.rep),
+        attempt = i64::from(spec.attempt),
         worker = %worker,
         agent = %spec.agent,
         model = spec.model.as_deref().unwrap_or(""),
@@ -86,7 +86,7 @@ pub fn run(spec: &AttemptSpec, worker: &str) -> Span {
     );
     if let Some(tp) = spec.traceparent.as_deref() {
         if let Err(e) = context::set_parent(&span, tp) {
-            tracing::warn!(uid = %spec.uid, attempt = spec.attempt, "assignment trace context ignored: {e}");
+            tracing::warn!(uid = %spec.uid, attempt = i64::from(spec.attempt), "assignment trace context ignored: {e}");
         }
     }
     span
@@ -109,7 +109,7 @@ pub fn record_outcome(span: &Span, outcome: &str, error: Option<&str>) {
 
 /// The run's step count, once known.
 pub fn record_steps(span: &Span, steps: u32) {
-    span.record("steps", steps);
+    span.record("steps", i64::from(steps));
 }
 
 /// Resetting a site to its seeded state.
@@ -124,7 +124,7 @@ pub fn login(site: &str) -> Span {
 
 /// One agent step (0-based `index`); fill with [`record_step`].
 pub fn step(index: u32) -> Span {
-    tracing::info_span!("step", step = index, action = Empty, error = Empty)
+    tracing::info_span!("step", step = i64::from(index), action = Empty, error = Empty)
 }
 
 /// The step's action as the agent wrote it, and the error acting raised.
@@ -143,7 +143,7 @@ pub fn observe() -> Span {
 
 /// What an observation held.
 pub fn record_observation(span: &Span, elements: u64, perturbed: bool) {
-    span.record("elements", elements);
+    span.record("elements", i64::try_from(elements).unwrap_or(i64::MAX));
     span.record("perturbed", perturbed);
 }
 
@@ -173,12 +173,17 @@ pub fn record_skill(span: &Span, ok: bool, reason: Option<&str>) {
 
 /// Scoring the run with the task's evaluators.
 pub fn score(evaluators: usize) -> Span {
-    tracing::info_span!("score", evaluators = evaluators as u64, success = Empty, verdicts = Empty)
+    tracing::info_span!(
+        "score",
+        evaluators = i64::try_from(evaluators).unwrap_or(i64::MAX),
+        success = Empty,
+        verdicts = Empty
+    )
 }
 
 /// One evaluator's verdict, as an event on the score span.
 pub fn record_verdict(index: usize, kind: &str, passed: bool, detail: &str) {
-    tracing::info!(evaluator = index as u64, kind = %kind, passed, detail = %detail, "verdict");
+    tracing::info!(evaluator = i64::try_from(index).unwrap_or(i64::MAX), kind = %kind, passed, detail = %detail, "verdict");
 }
 
 /// The verdicts summarised (`string_match=pass,url_match=fail`) and the result.
