@@ -12,6 +12,7 @@
 pub mod attempt;
 pub mod evaluate;
 pub mod ids;
+pub mod leaderboard;
 pub mod ledger;
 pub mod metrics;
 pub mod outcome;
@@ -22,6 +23,7 @@ pub mod report;
 pub mod skills;
 pub mod summary;
 pub mod synth;
+pub mod table1;
 pub mod task;
 
 pub use attempt::AttemptSpec;

@@ -34,6 +34,10 @@ pub struct Plan {
     pub error_pct: u64,
     /// Whether the method has executable skills (`skill_calls` integers) or not (`null`).
     pub skills: bool,
+    /// Largest `skill_calls` of one record (0: skills exist but are never invoked).
+    pub max_calls: u64,
+    /// Percent chance that an attempt succeeds.
+    pub success_pct: u64,
     pub seed: u64,
 }
 
@@ -57,10 +61,10 @@ pub fn write_grid(plan: &Plan, out: &mut impl Write) -> io::Result<u64> {
                         lines += 1;
                         attempt = 1;
                     }
-                    let success = rng.below(100) < 40;
+                    let success = rng.below(100) < plan.success_pct;
                     let steps = 1 + rng.below(10);
                     let (calls, fails) = if plan.skills {
-                        let c = rng.below(3);
+                        let c = rng.below(plan.max_calls + 1);
                         (c.to_string(), rng.below(c + 1).to_string())
                     } else {
                         ("null".to_string(), "null".to_string())

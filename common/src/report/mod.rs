@@ -7,6 +7,8 @@
 
 pub mod html;
 pub mod markdown;
+#[cfg(test)]
+mod properties;
 pub mod text;
 
 use std::path::{Path, PathBuf};
@@ -297,7 +299,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("per_task.jsonl");
         let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        let plan = Plan { treatment: "SYN".into(), reps, error_pct: 3, skills, seed: 7 };
+        let plan = Plan { treatment: "SYN".into(), reps, error_pct: 3, skills, max_calls: 2, success_pct: 40, seed: 7 };
         write_grid(&plan, &mut f).unwrap();
         drop(f);
         (dir, path)
