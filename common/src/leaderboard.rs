@@ -105,10 +105,8 @@ pub fn validate(entry: &Value) -> Vec<Refusal> {
             }
         }
         match (&values, v) {
-            (None, Some(Value::Null)) if m != "SR" && m != "AS" => {
-                if !has_reason(m) {
-                    refuse("reasons", format!("{m} is null without an entry in reasons"));
-                }
+            (None, Some(Value::Null)) if m != "SR" && m != "AS" && !has_reason(m) => {
+                refuse("reasons", format!("{m} is null without an entry in reasons"))
             }
             (None, None) if m != "SR" && m != "AS" => {
                 refuse("shape", format!("metrics.{m} is missing (use null with a reason)"))
