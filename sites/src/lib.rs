@@ -17,6 +17,7 @@ use skillshift_common::{Site, Version};
 pub mod digest;
 pub mod env_ctrl;
 pub mod gitlab;
+pub mod html;
 pub mod magento;
 pub mod server;
 pub mod sim;
