@@ -197,7 +197,18 @@ pub async fn hover(session: &Session, backend: i64) -> Result<(), ActError> {
 }
 
 /// Focuses the element, replaces its content with `text` and optionally presses Enter.
+/// On a `<select>`, typing chooses the option with that label (as BrowserGym's
+/// `select_option`), since WebArena's syntax has no select action.
 pub async fn type_text(session: &Session, backend: i64, text: &str, enter: bool) -> Result<(), ActError> {
+    let tag = call_on(session, backend, "function() { return this.tagName; }", vec![]).await?;
+    if tag.as_str() == Some("SELECT") {
+        let r = call_on(session, backend, SELECT_OPTION, vec![json!(text)]).await?;
+        return match r.as_str() {
+            Some("") => Ok(()),
+            Some(m) => Err(ActError::Failed(m.to_string())),
+            None => Err(ActError::Failed("cannot select an option".into())),
+        };
+    }
     focus_for_typing(session, backend).await?;
     if !text.is_empty() {
         session.cdp("Input.insertText", json!({"text": text})).await?;
@@ -209,6 +220,19 @@ pub async fn type_text(session: &Session, backend: i64, text: &str, enter: bool)
     }
     Ok(())
 }
+
+/// Chooses the option whose label is the argument; returns "" or why not.
+pub const SELECT_OPTION: &str = r#"function(label) {
+  if (this.tagName !== "SELECT") return "the element is not a select";
+  if (this.disabled) return "the select is disabled";
+  const norm = s => (s || "").replace(/\s+/g, " ").trim();
+  const opt = [...this.options].find(o => norm(o.label || o.textContent) === norm(label));
+  if (!opt) return "no option '" + label + "'";
+  this.value = opt.value;
+  this.dispatchEvent(new Event("input", {bubbles: true}));
+  this.dispatchEvent(new Event("change", {bubbles: true}));
+  return "";
+}"#;
 
 const FOCUS_EDITABLE: &str = r#"function() {
   const editable = this.isContentEditable || (this.tagName === "TEXTAREA") ||

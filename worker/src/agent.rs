@@ -89,5 +89,8 @@ pub trait Agent: Send {
     /// The skill outcome of the last `Move::Skill`, so the agent can react to it
     /// (the skills agent falls back to primitive actions on failure).
     fn skill_result(&mut self, _name: &str, _ok: bool, _error: Option<&str>) {}
+    /// The value a skill produced (its `answer` literal or last `read`), before
+    /// [`Agent::skill_result`] for the same call.
+    fn skill_answer(&mut self, _name: &str, _answer: &str) {}
     fn usage(&self) -> Usage;
 }

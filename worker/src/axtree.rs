@@ -170,7 +170,7 @@ fn value_text(v: &Value) -> String {
 
 /// The line of one node, or `None` when WebArena would not print it.
 fn node_line(node: &AxNode) -> Option<String> {
-    if node.ignored || node.role.is_empty() {
+    if node.ignored || node.role.is_empty() || node.role == "InlineTextBox" {
         return None;
     }
     let mut line = format!("[{}] {} {}", node.id, node.role, py_repr(&node.name));

@@ -10,12 +10,21 @@
 //! * [`sites`]: the site manager (embedded fixtures, env-ctrl containers, external URLs).
 //! * [`runloop`]: reset, login, observe/act, score, record; [`run_executor`] wraps it as an [`executor::Executor`].
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
+//! * [`remote`]: the coordinator client loop, the outbox and the simulated executor.
 pub mod action;
 pub mod actions;
 pub mod agent;
+pub mod agents;
 pub mod axtree;
 pub mod browser;
 pub mod executor;
 pub mod perturb;
 pub mod recorder;
+pub mod remote;
+pub mod run_executor;
+pub mod runloop;
+pub mod scorer;
+pub mod sites;
 pub mod skill_runtime;
+
+pub use tokio_util::sync::CancellationToken;

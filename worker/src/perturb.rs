@@ -228,12 +228,12 @@ impl Perturbation {
         Some(SCRIPT.replace("__SKILLSHIFT_CFG__", &cfg.to_string()))
     }
 
-    /// Registers the script for every later document of the session.
-    pub async fn install(&self, session: &Session) -> Result<(), BrowserError> {
-        if let Some(source) = self.script() {
-            session.cdp("Page.addScriptToEvaluateOnNewDocument", json!({"source": source})).await?;
-        }
-        Ok(())
+    /// Registers the script for every later document of the session; returns
+    /// its identifier (for removal before scoring), or `None` when there is none.
+    pub async fn install(&self, session: &Session) -> Result<Option<String>, BrowserError> {
+        let Some(source) = self.script() else { return Ok(None) };
+        let r = session.cdp("Page.addScriptToEvaluateOnNewDocument", json!({"source": source})).await?;
+        Ok(r.get("identifier").and_then(Value::as_str).map(str::to_string))
     }
 
     /// Tells the page which agent step is about to be observed (the modal

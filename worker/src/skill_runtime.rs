@@ -99,17 +99,6 @@ pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError
     }
 }
 
-const SELECT_OPTION: &str = r#"function(label) {
-  if (this.tagName !== "SELECT") return "the element is not a select";
-  if (this.disabled) return "the select is disabled";
-  const norm = s => (s || "").replace(/\s+/g, " ").trim();
-  const opt = [...this.options].find(o => norm(o.label || o.textContent) === norm(label));
-  if (!opt) return "no option '" + label + "'";
-  this.value = opt.value;
-  this.dispatchEvent(new Event("input", {bubbles: true}));
-  this.dispatchEvent(new Event("change", {bubbles: true}));
-  return "";
-}"#;
 
 const READ_TEXT: &str = r#"function() {
   if (this.tagName === "INPUT" || this.tagName === "TEXTAREA") return this.value;
@@ -134,7 +123,7 @@ pub async fn run_step(session: &Session, step: &Step, ph: &Placeholders) -> Resu
         }
         Step::Select { target, option } => {
             let b = resolve(session, target).await?;
-            let r = actions::call_on(session, b, SELECT_OPTION, vec![json!(option)]).await?;
+            let r = actions::call_on(session, b, actions::SELECT_OPTION, vec![json!(option)]).await?;
             match r.as_str() {
                 Some("") => Ok(None),
                 Some(m) => Err(ActError::Failed(format!("{}: {m}", describe(target)))),

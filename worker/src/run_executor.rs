@@ -1,0 +1,90 @@
+//! The real [`Executor`]: attempts run in a real browser against the site
+//! manager, one chromedriver per slot.
+//!
+//! Slots are a pool of supervised [`Driver`]s behind a semaphore, so at most
+//! `slots` browsers run at once and each attempt gets a driver no other attempt
+//! is using. Agents are built per attempt from the spec's `agent` string.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use skillshift_common::{AttemptSpec, Record, Site, Version};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::agents;
+use crate::browser::{BrowserConfig, Driver};
+use crate::executor::Executor;
+use crate::runloop::{run_attempt, AgentFactory, RunContext};
+
+pub struct BrowserExecutor {
+    ctx: Arc<RunContext>,
+    // A std mutex: it guards only a push or pop of the free list, never an await.
+    free: Arc<Mutex<Vec<Arc<Driver>>>>,
+    permits: Arc<Semaphore>,
+    slots: usize,
+}
+
+impl BrowserExecutor {
+    pub fn new(ctx: RunContext, browser: BrowserConfig, slots: usize) -> Self {
+        let slots = slots.max(1);
+        let drivers = (0..slots).map(|_| Arc::new(Driver::new(browser.clone()))).collect();
+        BrowserExecutor {
+            ctx: Arc::new(ctx),
+            free: Arc::new(Mutex::new(drivers)),
+            permits: Arc::new(Semaphore::new(slots)),
+            slots,
+        }
+    }
+
+    pub fn context(&self) -> &Arc<RunContext> {
+        &self.ctx
+    }
+
+    /// Stops every idle chromedriver (and its browsers).
+    pub async fn shutdown(&self) {
+        let drivers: Vec<Arc<Driver>> = self.free.lock().map(|d| d.clone()).unwrap_or_default();
+        for d in drivers {
+            d.shutdown().await;
+        }
+    }
+}
+
+/// The agent factory for a spec: `skills`, `reference` or `cmd:<command line>`.
+pub fn factory_for(spec: &AttemptSpec) -> AgentFactory {
+    let agent = spec.agent.clone();
+    let model = spec.model.clone();
+    let library = spec.skills.clone();
+    Box::new(move |task| agents::build(&agent, model, task, library.as_ref()))
+}
+
+impl Executor for BrowserExecutor {
+    fn hosts(&self) -> Vec<(Site, Version)> {
+        self.ctx.sites.hosts()
+    }
+
+    fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {
+        let ctx = self.ctx.clone();
+        let free = self.free.clone();
+        let permits = self.permits.clone();
+        Box::pin(async move {
+            // The semaphore is never closed, so acquiring only waits.
+            let _permit = permits.acquire_owned().await.ok();
+            let driver = free.lock().ok().and_then(|mut f| f.pop());
+            let driver = match driver {
+                Some(d) => d,
+                None => Arc::new(Driver::new(BrowserConfig::default())),
+            };
+            let factory = factory_for(&spec);
+            let record = run_attempt(&ctx, &driver, &spec, factory, None, cancel).await;
+            if let Ok(mut f) = free.lock() {
+                f.push(driver);
+            }
+            record
+        })
+    }
+}

@@ -1,0 +1,456 @@
+//! One attempt, start to record: reset the site (per policy), open a fresh
+//! browser, log in, install the condition's perturbations, go to the start URL,
+//! then observe and act up to `max_steps`, score with the task's evaluators and
+//! write the formats §3 record.
+//!
+//! Faults never escape: the wall-clock ceiling (`task_timeout`, enforced by a
+//! tokio timeout around everything, so a browser that never answers cannot
+//! hold the attempt) gives `error` / `task_timeout`; a lost browser gives
+//! `error` / `browser` and the slot's chromedriver is restarted so the next
+//! attempt works; a failed reset `site_reset`; a failed login `site_login`; an
+//! agent fault `agent`; an undecidable evaluator `evaluator`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use skillshift_common::evaluate::Verdict;
+use skillshift_common::task::Task;
+use skillshift_common::{AttemptSpec, Outcome, Record, Site, Version};
+use tokio_util::sync::CancellationToken;
+
+use crate::action::Action;
+use crate::actions::{self, ActError};
+use crate::agent::{Agent, AgentError, Move, Observation, SkillSummary, TaskBrief};
+use crate::axtree::observe;
+use crate::browser::{BrowserError, Driver, Session};
+use crate::perturb::{Perturbation, Profile};
+use crate::recorder::{Recorder, SkillEvent};
+use crate::scorer;
+use crate::sites::{self, SiteManager};
+use crate::skill_runtime::{run_skill, run_steps, Placeholders};
+
+/// Where task definitions come from.
+#[derive(Debug, Clone)]
+pub enum TaskSource {
+    /// `data/tasks/<site>.<version>.json` under this directory.
+    Dir(PathBuf),
+    /// The fixture sites' generated tasks, in memory.
+    Generated,
+}
+
+/// What every attempt of a worker shares.
+pub struct RunContext {
+    pub sites: Arc<dyn SiteManager>,
+    pub tasks: TaskSource,
+    pub worker: String,
+    pub screenshots: Option<PathBuf>,
+    /// Used when the attempt carries no profile of its own.
+    pub profile: Profile,
+    cache: Mutex<HashMap<(Site, Version), Arc<Vec<Task>>>>,
+}
+
+impl RunContext {
+    pub fn new(sites: Arc<dyn SiteManager>, tasks: TaskSource, worker: impl Into<String>) -> Self {
+        RunContext {
+            sites,
+            tasks,
+            worker: worker.into(),
+            screenshots: None,
+            profile: Profile::default_profile(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The task of a uid, loading its file once.
+    pub fn task(&self, site: Site, version: Version, task_id: u32) -> Result<Task, String> {
+        let cached = self.cache.lock().ok().and_then(|c| c.get(&(site, version)).cloned());
+        let tasks = match cached {
+            Some(t) => t,
+            None => {
+                let loaded = match &self.tasks {
+                    TaskSource::Dir(dir) => {
+                        let path = skillshift_common::task::task_file_path(dir, site, version);
+                        skillshift_common::task::load_task_file(&path, site).map_err(|e| e.to_string())?
+                    }
+                    TaskSource::Generated => {
+                        skillshift_sites::tasks(site, version).into_iter().map(|g| g.task).collect()
+                    }
+                };
+                let arc = Arc::new(loaded);
+                if let Ok(mut c) = self.cache.lock() {
+                    c.insert((site, version), arc.clone());
+                }
+                arc
+            }
+        };
+        tasks
+            .get(task_id as usize)
+            .cloned()
+            .ok_or_else(|| format!("{site}.{version} has no task {task_id} ({} tasks)", tasks.len()))
+    }
+}
+
+/// One line of the trajectory.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Step { step: u32, url: String, action: String, error: Option<String> },
+    Skill { step: u32, name: String, ok: bool, error: Option<String>, answer: Option<String> },
+    Reported { step: u32, name: String, ok: bool, error: Option<String> },
+    Score { details: Vec<String> },
+    Note(String),
+}
+
+/// Observes the trajectory as it happens (`skillshift run` prints it).
+pub type EventSink = Box<dyn FnMut(&Event) + Send>;
+
+/// Builds the attempt's agent once its task is known.
+pub type AgentFactory = Box<dyn FnOnce(&Task) -> Result<Box<dyn Agent>, AgentError> + Send>;
+
+/// What an attempt accumulated, kept outside the timed future so a timeout loses nothing.
+struct Progress {
+    steps: u32,
+    answer: Option<String>,
+    recorder: Recorder,
+    images: BTreeMap<String, String>,
+    agent: Option<Box<dyn Agent>>,
+    sink: Option<EventSink>,
+}
+
+impl Progress {
+    fn emit(&mut self, e: Event) {
+        if let Some(s) = self.sink.as_mut() {
+            s(&e);
+        }
+    }
+}
+
+/// How the attempt body ended.
+enum End {
+    Scored { success: bool },
+    Timeout,
+    Error { reason: &'static str, message: String },
+}
+
+fn err(reason: &'static str, message: impl Into<String>) -> End {
+    End::Error { reason, message: message.into() }
+}
+
+fn browser_end(e: BrowserError) -> End {
+    err("browser", e.to_string())
+}
+
+/// Runs one attempt to its record.
+pub async fn run_attempt(
+    ctx: &RunContext,
+    driver: &Driver,
+    spec: &AttemptSpec,
+    make_agent: AgentFactory,
+    sink: Option<EventSink>,
+    cancel: CancellationToken,
+) -> Record {
+    let started = chrono::Utc::now();
+    let clock = Instant::now();
+    let mut progress = Progress {
+        steps: 0,
+        answer: None,
+        recorder: Recorder::new(spec.skills.is_some()),
+        images: BTreeMap::new(),
+        agent: None,
+        sink,
+    };
+    let limit = Duration::from_millis(spec.task_timeout_ms.max(1));
+    let end = {
+        let body = attempt_body(ctx, driver, spec, make_agent, &mut progress);
+        tokio::select! {
+            r = tokio::time::timeout(limit, body) => r.unwrap_or_else(|_| err("task_timeout", format!("the attempt exceeded its {} ms ceiling", limit.as_millis()))),
+            _ = cancel.cancelled() => err("cancelled", "the attempt was cancelled"),
+        }
+    };
+    if let End::Error { reason, message } = &end {
+        progress.emit(Event::Note(format!("error ({reason}): {message}")));
+        if matches!(*reason, "task_timeout" | "browser" | "cancelled") {
+            // The session may be wedged: restart chromedriver (and its browsers) for the next attempt.
+            driver.shutdown().await;
+        }
+    }
+    let finished = chrono::Utc::now();
+    let mut r = Record::new(spec.uid, spec.condition);
+    let (calls, failures) = progress.recorder.counts();
+    r.steps = Some(progress.steps);
+    r.skill_calls = calls;
+    r.skill_failures = failures;
+    match end {
+        End::Scored { success } => {
+            r.success = Some(success);
+            r.outcome = Some(if success { Outcome::Success } else { Outcome::Failure });
+        }
+        End::Timeout => {
+            r.success = Some(false);
+            r.outcome = Some(Outcome::Timeout);
+        }
+        End::Error { reason, .. } => {
+            r.success = None;
+            r.outcome = Some(Outcome::Error);
+            r.error = Some(reason.to_string());
+        }
+    }
+    r.treatment = Some(spec.treatment.clone());
+    r.rep = Some(spec.rep);
+    r.attempt = Some(spec.attempt);
+    r.sweep = Some(spec.sweep.clone());
+    r.config_digest = spec.config_digest.clone();
+    r.duration_ms = Some(clock.elapsed().as_millis() as u64);
+    r.started_at = Some(started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    r.finished_at = Some(finished.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    let usage = progress.agent.as_ref().map(|a| a.usage()).unwrap_or_default();
+    r.llm_calls = Some(usage.llm_calls);
+    r.tokens_in = Some(usage.tokens_in);
+    r.tokens_out = Some(usage.tokens_out);
+    r.cost_usd = usage.cost_usd;
+    r.answer = progress.answer.clone();
+    r.worker = Some(ctx.worker.clone());
+    r.images = Some(progress.images.clone());
+    r.trace_id = spec.traceparent.as_deref().and_then(trace_id);
+    r
+}
+
+/// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
+pub fn trace_id(traceparent: &str) -> Option<String> {
+    let parts: Vec<&str> = traceparent.trim().split('-').collect();
+    match parts.as_slice() {
+        [_, id, _, _] if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) => Some(id.to_ascii_lowercase()),
+        _ => None,
+    }
+}
+
+async fn attempt_body(
+    ctx: &RunContext,
+    driver: &Driver,
+    spec: &AttemptSpec,
+    make_agent: AgentFactory,
+    p: &mut Progress,
+) -> End {
+    let uid = spec.uid;
+    if uid.version != spec.condition.version() {
+        return err("spec", format!("{uid} does not run under {} (a {} condition)", spec.condition, spec.condition.version()));
+    }
+    let task = match ctx.task(uid.site, uid.version, uid.task_id) {
+        Ok(t) => t,
+        Err(e) => return err("task", e),
+    };
+    let endpoint = match ctx.sites.endpoint(uid.site, uid.version) {
+        Ok(e) => e,
+        Err(e) => return err("site", e.to_string()),
+    };
+    p.images.insert(endpoint.image.clone(), endpoint.digest.clone().unwrap_or_else(|| "unknown".into()));
+    let ph = Placeholders(vec![
+        (uid.site.placeholder().to_string(), endpoint.base_url.clone()),
+        ("__SITE__".to_string(), endpoint.base_url.clone()),
+    ]);
+
+    // Reset per policy.
+    let sites = ctx.sites.as_ref();
+    if sites::needs_reset(sites, uid.site, uid.version) {
+        if let Err(e) = sites.reset(uid.site, uid.version).await {
+            return err("site_reset", e.to_string());
+        }
+        sites::mark(sites, uid.site, uid.version, false);
+        p.emit(Event::Note(format!("reset {}", endpoint.image)));
+    }
+
+    match make_agent(&task) {
+        Ok(a) => p.agent = Some(a),
+        Err(e) => return err("agent", e.to_string()),
+    }
+
+    let session = match Session::open(driver).await {
+        Ok(s) => s,
+        Err(e) => return browser_end(e),
+    };
+    let end = drive(ctx, &session, spec, &task, &ph, p).await;
+    session.close().await;
+    end
+}
+
+async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &Task, ph: &Placeholders, p: &mut Progress) -> End {
+    let uid = spec.uid;
+    let sites = ctx.sites.as_ref();
+    if task.require_login {
+        let steps = sites.login_steps(uid.site, uid.version);
+        match run_steps(session, &steps, ph).await {
+            Ok(o) if o.ok => {}
+            Ok(o) => return err("site_login", o.error.unwrap_or_default()),
+            Err(e) => return browser_end(e),
+        }
+    }
+    let profile = match &spec.perturbation_profile {
+        Some(v) => match Profile::from_value(v, "the attempt's perturbation profile") {
+            Ok(p) => p,
+            Err(e) => return err("spec", e.to_string()),
+        },
+        None => ctx.profile.clone(),
+    };
+    let perturbation = Perturbation::for_attempt(profile, spec.seed, uid.family(), spec.condition, spec.rep);
+    let script_id = match perturbation.install(session).await {
+        Ok(id) => id,
+        Err(e) => return browser_end(e),
+    };
+    let start_url = ph.apply(&task.start_url);
+    if let Err(e) = session.goto(&start_url).await {
+        return if e.is_fatal() { browser_end(e) } else { err("site", e.to_string()) };
+    }
+    if task.require_reset {
+        sites::mark(sites, uid.site, uid.version, true);
+    }
+
+    let Some(agent) = p.agent.as_mut() else { return err("agent", "no agent") };
+    let brief = TaskBrief {
+        uid: uid.to_string(),
+        intent: task.intent.clone(),
+        start_url: start_url.clone(),
+        max_steps: spec.max_steps,
+        skills: spec
+            .skills
+            .as_ref()
+            .map(|l| {
+                l.skills
+                    .iter()
+                    .filter(|s| s.site == uid.site)
+                    .map(|s| SkillSummary { name: s.name.clone(), params: s.params.clone(), description: s.description.clone() })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    if let Err(e) = agent.start(brief).await {
+        return err("agent", e.to_string());
+    }
+
+    let mut last_error: Option<String> = None;
+    let mut stopped = false;
+    for step in 0..spec.max_steps {
+        if let Err(e) = perturbation.set_step(session, step).await {
+            return browser_end(e);
+        }
+        let snap = match observe(session).await {
+            Ok(s) => s,
+            Err(e) => return browser_end(e),
+        };
+        if let Some(dir) = &ctx.screenshots {
+            save_screenshot(session, dir, spec, step).await;
+        }
+        let obs = Observation {
+            step,
+            url: snap.url.clone(),
+            title: snap.title.clone(),
+            axtree: snap.text.clone(),
+            last_action_error: last_error.take(),
+        };
+        let Some(agent) = p.agent.as_mut() else { return err("agent", "no agent") };
+        let reply = match agent.next(obs).await {
+            Ok(r) => r,
+            Err(e) => return err("agent", e.to_string()),
+        };
+        p.steps = step + 1;
+        for rep in reply.skill_reports {
+            p.recorder.record(SkillEvent { step, name: rep.name.clone(), ok: rep.ok, error: rep.error.clone(), reported: true });
+            p.emit(Event::Reported { step, name: rep.name, ok: rep.ok, error: rep.error });
+        }
+        match reply.mv {
+            Move::Action(Action::Stop { answer }) => {
+                p.emit(Event::Step { step, url: snap.url.clone(), action: format!("stop [{answer}]"), error: None });
+                p.answer = Some(answer);
+                stopped = true;
+                break;
+            }
+            Move::Action(action) => {
+                let result = actions::execute(session, &action, |id| snap.ids.get(&id).copied()).await;
+                let error = match result {
+                    Ok(()) => None,
+                    Err(ActError::Fatal(e)) => return browser_end(e),
+                    Err(ActError::Failed(m)) => Some(m),
+                };
+                p.emit(Event::Step { step, url: snap.url.clone(), action: action.to_string(), error: error.clone() });
+                last_error = error;
+            }
+            Move::Skill { name, args } => {
+                let skill = spec.skills.as_ref().and_then(|l| l.get(&name)).filter(|s| s.site == uid.site).cloned();
+                let outcome = match (&spec.skills, skill) {
+                    (None, _) => {
+                        let m = "this attempt has no skill library".to_string();
+                        p.emit(Event::Step { step, url: snap.url.clone(), action: format!("skill {name}"), error: Some(m.clone()) });
+                        last_error = Some(m);
+                        continue;
+                    }
+                    (Some(_), None) => Err(format!("no skill named '{name}' for {}", uid.site)),
+                    (Some(_), Some(skill)) => match run_skill(session, &skill, &args, ph).await {
+                        Ok(o) if o.ok => Ok(o.answer),
+                        Ok(o) => Err(o.error.unwrap_or_else(|| "skill failed".into())),
+                        Err(e) => return browser_end(e),
+                    },
+                };
+                let (ok, error, answer) = match outcome {
+                    Ok(a) => (true, None, a),
+                    Err(e) => (false, Some(e), None),
+                };
+                p.recorder.record(SkillEvent { step, name: name.clone(), ok, error: error.clone(), reported: false });
+                p.emit(Event::Skill { step, name: name.clone(), ok, error: error.clone(), answer: answer.clone() });
+                if let Some(agent) = p.agent.as_mut() {
+                    if let Some(a) = &answer {
+                        agent.skill_answer(&name, a);
+                    }
+                    agent.skill_result(&name, ok, error.as_deref());
+                }
+                last_error = error.map(|e| format!("skill '{name}' failed: {e}"));
+            }
+        }
+    }
+    if !stopped {
+        return End::Timeout;
+    }
+
+    // Score once, on the unperturbed site.
+    let final_url = match session.url().await {
+        Ok(u) => u,
+        Err(e) => return browser_end(e),
+    };
+    if let Some(id) = &script_id {
+        if let Err(e) = scorer::remove_scripts(session, std::slice::from_ref(id)).await {
+            return browser_end(e);
+        }
+    }
+    let answer = p.answer.clone().unwrap_or_default();
+    let score = match scorer::score(session, task, ph, &final_url, &answer, script_id.is_some()).await {
+        Ok(s) => s,
+        Err(e) => return browser_end(e),
+    };
+    p.emit(Event::Score { details: score.details.clone() });
+    match score.verdict {
+        Verdict::Pass => End::Scored { success: true },
+        Verdict::Fail => End::Scored { success: false },
+        Verdict::Invalid(m) => err("evaluator", m),
+    }
+}
+
+async fn save_screenshot(session: &Session, dir: &std::path::Path, spec: &AttemptSpec, step: u32) {
+    let folder = dir.join(format!("{}.{}.r{}.a{}", spec.uid, spec.condition, spec.rep, spec.attempt));
+    let Ok(png) = session.screenshot().await else { return };
+    if tokio::fs::create_dir_all(&folder).await.is_ok() {
+        let _ = tokio::fs::write(folder.join(format!("step-{step:02}.png")), png).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_ids_come_from_traceparent() {
+        assert_eq!(
+            trace_id("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01").as_deref(),
+            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        assert_eq!(trace_id("garbage"), None);
+    }
+}

@@ -1,0 +1,355 @@
+//! The site manager: where each (site, version) lives, how it is reset and how
+//! a fresh browser logs in to it.
+//!
+//! Three backends behind one trait:
+//! * [`Embedded`]: the fixture sites (`skillshift_sites::serve_all`) in-process on loopback ports.
+//! * [`EnvCtrl`]: WebArena-Verified-style containers reached by URL, reset with
+//!   `POST <base><control_path>/reset` and described by `GET <base><control_path>/status`.
+//! * [`External`]: base URLs plus a reset command run with `sh -c`.
+//!
+//! [`ResetPolicy`] decides when the run loop resets: before each attempt, only
+//! after an attempt that changed state (`require_reset` tasks), or never.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use skillshift_common::skills::Step;
+use skillshift_common::{Site, Version};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SiteError {
+    #[error("{image} is not hosted by this worker")]
+    NotHosted { image: String },
+    #[error("resetting {image} failed: {message}")]
+    Reset { image: String, message: String },
+    #[error("sites config {path}: {message}")]
+    Config { path: String, message: String },
+    #[error("starting the embedded sites: {0}")]
+    Serve(String),
+}
+
+/// When to reset a site before an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResetPolicy {
+    BeforeEach,
+    /// Reset only when an earlier attempt on the site ran a `require_reset` task.
+    #[default]
+    AfterMutation,
+    Never,
+}
+
+impl std::str::FromStr for ResetPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "before-each" => Ok(ResetPolicy::BeforeEach),
+            "after-mutation" => Ok(ResetPolicy::AfterMutation),
+            "never" => Ok(ResetPolicy::Never),
+            _ => Err(format!("unknown reset policy '{s}' (expected before-each, after-mutation or never)")),
+        }
+    }
+}
+
+/// Where a site-version is and what it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub base_url: String,
+    /// Image name, e.g. `gitlab-v1`.
+    pub image: String,
+    pub digest: Option<String>,
+}
+
+pub trait SiteManager: Send + Sync + 'static {
+    fn hosts(&self) -> Vec<(Site, Version)>;
+    fn endpoint(&self, site: Site, version: Version) -> Result<Endpoint, SiteError>;
+    fn reset(&self, site: Site, version: Version) -> BoxFuture<'_, Result<(), SiteError>>;
+    /// Steps that log in from a fresh browser (placeholders as in task files, or `__SITE__`).
+    fn login_steps(&self, site: Site, version: Version) -> Vec<Step>;
+    fn policy(&self) -> ResetPolicy;
+    /// Marks whether the site's state may have changed since its last reset.
+    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>>;
+}
+
+/// Whether to reset before an attempt, given the policy and the site's state.
+pub fn needs_reset(m: &dyn SiteManager, site: Site, version: Version) -> bool {
+    match m.policy() {
+        ResetPolicy::BeforeEach => true,
+        ResetPolicy::Never => false,
+        // A poisoned lock only means another attempt panicked mid-update; reset to be safe.
+        ResetPolicy::AfterMutation => m.dirty().lock().map(|d| d.contains(&(site, version))).unwrap_or(true),
+    }
+}
+
+/// Records that an attempt ran (mutating or not) or that a reset cleaned the site.
+pub fn mark(m: &dyn SiteManager, site: Site, version: Version, dirty: bool) {
+    if let Ok(mut d) = m.dirty().lock() {
+        if dirty {
+            d.insert((site, version));
+        } else {
+            d.remove(&(site, version));
+        }
+    }
+}
+
+/// The fixture sites, served in-process.
+pub struct Embedded {
+    handles: Vec<skillshift_sites::SiteHandle>,
+    policy: ResetPolicy,
+    dirty: Mutex<HashSet<(Site, Version)>>,
+}
+
+impl Embedded {
+    /// Serves all six site-versions on free loopback ports.
+    pub async fn start(policy: ResetPolicy) -> Result<Embedded, SiteError> {
+        let handles = skillshift_sites::serve_all("127.0.0.1", 0).await.map_err(|e| SiteError::Serve(e.to_string()))?;
+        Ok(Embedded { handles, policy, dirty: Mutex::new(HashSet::new()) })
+    }
+
+    fn handle(&self, site: Site, version: Version) -> Result<&skillshift_sites::SiteHandle, SiteError> {
+        self.handles
+            .iter()
+            .find(|h| h.site == site && h.version == version)
+            .ok_or_else(|| SiteError::NotHosted { image: site.image(version) })
+    }
+}
+
+impl SiteManager for Embedded {
+    fn hosts(&self) -> Vec<(Site, Version)> {
+        self.handles.iter().map(|h| (h.site, h.version)).collect()
+    }
+
+    fn endpoint(&self, site: Site, version: Version) -> Result<Endpoint, SiteError> {
+        let h = self.handle(site, version)?;
+        Ok(Endpoint { base_url: h.base_url.clone(), image: h.image(), digest: Some(h.digest.clone()) })
+    }
+
+    fn reset(&self, site: Site, version: Version) -> BoxFuture<'_, Result<(), SiteError>> {
+        Box::pin(async move {
+            self.handle(site, version)?.reset();
+            Ok(())
+        })
+    }
+
+    fn login_steps(&self, site: Site, version: Version) -> Vec<Step> {
+        skillshift_sites::app(site, version).login_steps()
+    }
+
+    fn policy(&self) -> ResetPolicy {
+        self.policy
+    }
+
+    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>> {
+        &self.dirty
+    }
+}
+
+/// The `--sites FILE` configuration of the `env-ctrl` and `external` backends.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SitesConfig {
+    /// `env-ctrl` or `external`.
+    pub backend: String,
+    #[serde(default = "default_control_path")]
+    pub control_path: String,
+    #[serde(default)]
+    pub reset_policy: ResetPolicy,
+    #[serde(default = "default_reset_timeout")]
+    pub reset_timeout_s: u64,
+    /// Image name (`gitlab-v1`, ...) -> where it is.
+    pub sites: BTreeMap<String, SiteEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SiteEntry {
+    pub url: String,
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// Login steps; `__SITE__` is the entry's URL.
+    #[serde(default)]
+    pub login: Vec<Step>,
+    /// `external` only: the command that resets this site (run with `sh -c`).
+    #[serde(default)]
+    pub reset_command: Option<String>,
+}
+
+fn default_control_path() -> String {
+    "/env-ctrl".into()
+}
+
+fn default_reset_timeout() -> u64 {
+    120
+}
+
+fn parse_image(image: &str) -> Option<(Site, Version)> {
+    let (s, v) = image.rsplit_once('-')?;
+    Some((s.parse().ok()?, v.parse().ok()?))
+}
+
+/// Sites reached by URL: `env-ctrl` (HTTP reset) or `external` (reset command).
+pub struct Remote {
+    cfg: SitesConfig,
+    entries: BTreeMap<(Site, Version), SiteEntry>,
+    http: reqwest::Client,
+    dirty: Mutex<HashSet<(Site, Version)>>,
+}
+
+/// The env-ctrl backend is a [`Remote`] with `backend: "env-ctrl"`.
+pub type EnvCtrl = Remote;
+/// The external backend is a [`Remote`] with `backend: "external"`.
+pub type External = Remote;
+
+impl Remote {
+    pub fn load(path: &Path) -> Result<Remote, SiteError> {
+        let p = path.display().to_string();
+        let err = |message: String| SiteError::Config { path: p.clone(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let cfg: SitesConfig = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
+        Remote::new(cfg).map_err(err)
+    }
+
+    pub fn new(cfg: SitesConfig) -> Result<Remote, String> {
+        if cfg.backend != "env-ctrl" && cfg.backend != "external" {
+            return Err(format!("backend is '{}', expected env-ctrl or external", cfg.backend));
+        }
+        let mut entries = BTreeMap::new();
+        for (image, entry) in &cfg.sites {
+            let key = parse_image(image)
+                .ok_or_else(|| format!("sites.{image}: expected an image name like gitlab-v1"))?;
+            if !entry.url.starts_with("http://") && !entry.url.starts_with("https://") {
+                return Err(format!("sites.{image}.url '{}' is not an http(s) URL", entry.url));
+            }
+            if cfg.backend == "external" && entry.reset_command.is_none() {
+                return Err(format!("sites.{image}.reset_command is required by the external backend"));
+            }
+            entries.insert(key, entry.clone());
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(cfg.reset_timeout_s))
+            .build()
+            .map_err(|e| format!("http client: {e}"))?;
+        Ok(Remote { cfg, entries, http, dirty: Mutex::new(HashSet::new()) })
+    }
+
+    fn entry(&self, site: Site, version: Version) -> Result<&SiteEntry, SiteError> {
+        self.entries.get(&(site, version)).ok_or_else(|| SiteError::NotHosted { image: site.image(version) })
+    }
+
+    /// `GET <control_path>/status` of an env-ctrl site: its JSON, within a deadline.
+    pub async fn status(&self, site: Site, version: Version) -> Result<serde_json::Value, SiteError> {
+        let e = self.entry(site, version)?;
+        let url = format!("{}{}/status", e.url.trim_end_matches('/'), self.cfg.control_path);
+        let err = |message: String| SiteError::Reset { image: site.image(version), message };
+        let r = self.http.get(&url).timeout(Duration::from_secs(10)).send().await.map_err(|x| err(x.to_string()))?;
+        if !r.status().is_success() {
+            return Err(err(format!("GET {url} answered {}", r.status())));
+        }
+        r.json().await.map_err(|x| err(format!("GET {url}: {x}")))
+    }
+}
+
+impl SiteManager for Remote {
+    fn hosts(&self) -> Vec<(Site, Version)> {
+        self.entries.keys().copied().collect()
+    }
+
+    fn endpoint(&self, site: Site, version: Version) -> Result<Endpoint, SiteError> {
+        let e = self.entry(site, version)?;
+        Ok(Endpoint { base_url: e.url.trim_end_matches('/').to_string(), image: site.image(version), digest: e.digest.clone() })
+    }
+
+    fn reset(&self, site: Site, version: Version) -> BoxFuture<'_, Result<(), SiteError>> {
+        Box::pin(async move {
+            let e = self.entry(site, version)?;
+            let image = site.image(version);
+            let err = |message: String| SiteError::Reset { image: image.clone(), message };
+            let limit = Duration::from_secs(self.cfg.reset_timeout_s);
+            if self.cfg.backend == "env-ctrl" {
+                let url = format!("{}{}/reset", e.url.trim_end_matches('/'), self.cfg.control_path);
+                let r = self.http.post(&url).send().await.map_err(|x| err(x.to_string()))?;
+                if !r.status().is_success() {
+                    return Err(err(format!("POST {url} answered {}", r.status())));
+                }
+                Ok(())
+            } else {
+                let cmd = e.reset_command.clone().unwrap_or_default();
+                let run = tokio::process::Command::new("sh")
+                    .args(["-c", &cmd])
+                    .env("SKILLSHIFT_SITE", site.as_str())
+                    .env("SKILLSHIFT_VERSION", version.as_str())
+                    .env("SKILLSHIFT_SITE_URL", &e.url)
+                    .kill_on_drop(true)
+                    .status();
+                match tokio::time::timeout(limit, run).await {
+                    Err(_) => Err(err(format!("reset command did not finish within {} s", limit.as_secs()))),
+                    Ok(Err(x)) => Err(err(format!("cannot run reset command: {x}"))),
+                    Ok(Ok(s)) if !s.success() => Err(err(format!("reset command exited with {s}"))),
+                    Ok(Ok(_)) => Ok(()),
+                }
+            }
+        })
+    }
+
+    fn login_steps(&self, site: Site, version: Version) -> Vec<Step> {
+        self.entries.get(&(site, version)).map(|e| e.login.clone()).unwrap_or_default()
+    }
+
+    fn policy(&self) -> ResetPolicy {
+        self.cfg.reset_policy
+    }
+
+    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>> {
+        &self.dirty
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_name_what_is_wrong() {
+        let bad = |text: &str| {
+            let cfg: SitesConfig = serde_json::from_str(text).unwrap();
+            Remote::new(cfg).err().unwrap_or_default()
+        };
+        assert!(bad(r#"{"backend": "docker", "sites": {}}"#).contains("backend"));
+        assert!(bad(r#"{"backend": "env-ctrl", "sites": {"gitlab-v3": {"url": "http://x"}}}"#).contains("gitlab-v3"));
+        assert!(bad(r#"{"backend": "external", "sites": {"gitlab-v1": {"url": "http://x"}}}"#).contains("reset_command"));
+        let ok: SitesConfig =
+            serde_json::from_str(r#"{"backend": "env-ctrl", "reset_policy": "before-each", "sites": {"magento-v2": {"url": "http://h:1/"}}}"#)
+                .unwrap();
+        let r = Remote::new(ok).unwrap();
+        assert_eq!(r.hosts(), vec![(Site::Magento, Version::V2)]);
+        assert_eq!(r.endpoint(Site::Magento, Version::V2).unwrap().base_url, "http://h:1");
+        assert!(needs_reset(&r, Site::Magento, Version::V2));
+    }
+
+    #[tokio::test]
+    async fn external_reset_runs_the_command_with_the_site_in_its_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("reset.txt");
+        let text = format!(
+            r#"{{"backend": "external", "sites": {{"wordpress-v1": {{"url": "http://h:1", "reset_command": "echo $SKILLSHIFT_SITE-$SKILLSHIFT_VERSION > {}"}}}}}}"#,
+            out.display()
+        );
+        let r = Remote::new(serde_json::from_str(&text).unwrap()).unwrap();
+        r.reset(Site::Wordpress, Version::V1).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap().trim(), "wordpress-v1");
+        let failing = Remote::new(
+            serde_json::from_str(r#"{"backend": "external", "sites": {"wordpress-v1": {"url": "http://h:1", "reset_command": "exit 3"}}}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(failing.reset(Site::Wordpress, Version::V1).await.unwrap_err().to_string().contains("exit"));
+        // Policy bookkeeping.
+        assert!(!needs_reset(&r, Site::Wordpress, Version::V1));
+        mark(&r, Site::Wordpress, Version::V1, true);
+        assert!(needs_reset(&r, Site::Wordpress, Version::V1));
+    }
+}
