@@ -124,7 +124,7 @@ async fn follows_the_script_and_counts_tokens_exactly() {
     let c = &calls[0];
     assert_eq!(c.request_model, SCRIPTED_MODEL);
     assert_eq!(c.response_model.as_deref(), Some(SCRIPTED_MODEL));
-    assert_eq!(c.provider, "openai_compatible");
+    assert_eq!(c.provider, "openai");
     assert_eq!(c.server_address, "127.0.0.1");
     assert_eq!(c.server_port, Some(server.addr().port()));
     assert_eq!((c.tokens_in, c.tokens_out, c.http_attempts), (PROMPT_TOKENS, COMPLETION_TOKENS, 1));

@@ -5,7 +5,7 @@
 //! retries 429 and 5xx answers (and transport failures) with exponential backoff and jitter, bounded both in
 //! count and in total time. Each completed call yields an [`LlmCallInfo`]: the facts a GenAI span needs (model,
 //! provider, temperature, max_tokens, tokens, finish reason, latency) and its cost from [`price_per_mtok`].
-//! The client records them on a `gen_ai.chat` tracing span too, using the OpenTelemetry GenAI attribute names.
+//! Each call is also a `chat {model}` span under the GenAI conventions, through [`skillshift_telemetry::genai`].
 //!
 //! [`ChatModel`] is the seam the reference agent talks to, so a test can swap the network for a fake; the
 //! tests here use the real client against [`super::scripted_llm`], a labelled stand-in server.
@@ -15,7 +15,8 @@ use std::time::{Duration, Instant, SystemTime};
 use futures::future::BoxFuture;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use tracing::field::Empty;
+use skillshift_telemetry::genai;
+use tracing::Instrument;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o";
@@ -221,16 +222,13 @@ impl LlmConfig {
         Ok(cfg)
     }
 
-    /// The `gen_ai.provider.name` of the endpoint: well-known hosts by name, anything else as compatible.
+    /// The `gen_ai.provider.name`: `openai` for any server reached through the OpenAI API, as the GenAI
+    /// conventions ask of a client that cannot know the system behind it; Azure OpenAI by its host.
     pub fn provider(&self) -> &'static str {
-        let (host, _) = self.server();
-        match host.as_str() {
-            "api.openai.com" => "openai",
-            h if h.ends_with(".openai.azure.com") => "azure.ai.openai",
-            "api.groq.com" => "groq",
-            "api.deepseek.com" => "deepseek",
-            "api.mistral.ai" => "mistral_ai",
-            _ => "openai_compatible",
+        if self.server().0.ends_with(".openai.azure.com") {
+            "azure.ai.openai"
+        } else {
+            "openai"
         }
     }
 
@@ -478,43 +476,34 @@ impl ChatModel for OpenAiClient {
     fn complete<'a>(&'a self, messages: &'a [ChatMessage]) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
             let cfg = &self.config;
-            let (address, port) = cfg.server();
-            let span = tracing::info_span!(
-                "gen_ai.chat",
-                otel.name = %format!("chat {}", cfg.model),
-                otel.kind = "client",
-                gen_ai.operation.name = "chat",
-                gen_ai.provider.name = cfg.provider(),
-                gen_ai.request.model = %cfg.model,
-                gen_ai.request.temperature = cfg.temperature,
-                gen_ai.request.max_tokens = cfg.max_tokens.map(i64::from),
-                server.address = %address,
-                server.port = port.map(i64::from),
-                gen_ai.response.model = Empty,
-                gen_ai.response.id = Empty,
-                gen_ai.response.finish_reasons = Empty,
-                gen_ai.usage.input_tokens = Empty,
-                gen_ai.usage.output_tokens = Empty,
-                error.type = Empty,
-            );
-            let result = tracing::Instrument::instrument(self.complete_inner(messages), span.clone()).await;
+            let (address, _) = cfg.server();
+            let span = genai::chat(&genai::ChatRequest {
+                provider: cfg.provider(),
+                model: &cfg.model,
+                temperature: Some(cfg.temperature),
+                max_tokens: cfg.max_tokens,
+                server_address: Some(&address),
+            });
+            let result = self.complete_inner(messages).instrument(span.clone()).await;
             match &result {
                 Ok(c) => {
-                    if let Some(m) = &c.info.response_model {
-                        span.record("gen_ai.response.model", m.as_str());
+                    let reasons: Vec<String> = c.info.finish_reason.iter().cloned().collect();
+                    let reported = c.info.usage_reported;
+                    genai::record_response(
+                        &span,
+                        &genai::ChatResponse {
+                            input_tokens: reported.then_some(c.info.tokens_in),
+                            output_tokens: reported.then_some(c.info.tokens_out),
+                            finish_reasons: &reasons,
+                            response_model: c.info.response_model.as_deref(),
+                            response_id: c.info.response_id.as_deref(),
+                        },
+                    );
+                    if genai::content_capture_enabled() {
+                        genai::record_content(&span, &input_messages_json(messages), &output_message_json(c));
                     }
-                    if let Some(id) = &c.info.response_id {
-                        span.record("gen_ai.response.id", id.as_str());
-                    }
-                    if let Some(f) = &c.info.finish_reason {
-                        span.record("gen_ai.response.finish_reasons", f.as_str());
-                    }
-                    span.record("gen_ai.usage.input_tokens", c.info.tokens_in);
-                    span.record("gen_ai.usage.output_tokens", c.info.tokens_out);
                 }
-                Err(e) => {
-                    span.record("error.type", error_type(e));
-                }
+                Err(e) => genai::record_failure(&span, &error_type(e), &e.to_string()),
             }
             result
         })
@@ -525,13 +514,33 @@ impl ChatModel for OpenAiClient {
     }
 }
 
-fn error_type(e: &LlmError) -> &'static str {
+/// `gen_ai.input.messages`: the request's messages as text parts.
+fn input_messages_json(messages: &[ChatMessage]) -> String {
+    let list: Vec<_> = messages
+        .iter()
+        .map(|m| serde_json::json!({"role": m.role, "parts": [{"type": "text", "content": m.content}]}))
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// `gen_ai.output.messages`: the assistant's reply.
+fn output_message_json(c: &Completion) -> String {
+    serde_json::json!([{
+        "role": "assistant",
+        "parts": [{"type": "text", "content": c.content}],
+        "finish_reason": c.info.finish_reason,
+    }])
+    .to_string()
+}
+
+/// The `error.type` of a failed call: `timeout`, `http_<status>`, `transport`, `bad_reply` or `config`.
+fn error_type(e: &LlmError) -> String {
     match e {
-        LlmError::Config(_) => "config",
-        LlmError::Status { status: 429, .. } => "rate_limited",
-        LlmError::Status { .. } => "http_status",
-        LlmError::Transport { .. } => "transport",
-        LlmError::BadResponse { .. } => "bad_response",
+        LlmError::Config(_) => "config".into(),
+        LlmError::Status { status, .. } => format!("http_{status}"),
+        LlmError::Transport { reason, .. } if reason.starts_with("timed out") => "timeout".into(),
+        LlmError::Transport { .. } => "transport".into(),
+        LlmError::BadResponse { .. } => "bad_reply".into(),
     }
 }
 
@@ -611,7 +620,7 @@ mod tests {
         assert_eq!(cfg.max_tokens, None);
         assert_eq!(cfg.request_timeout, Duration::from_millis(2500));
         assert_eq!(cfg.price, Some(Price { input_per_mtok: 1.0, output_per_mtok: 2.0 }));
-        assert_eq!(cfg.provider(), "openai_compatible");
+        assert_eq!(cfg.provider(), "openai");
         assert_eq!(cfg.server(), ("127.0.0.1".to_string(), Some(8000)));
         let cfg = LlmConfig::from_lookup(None, lookup(&[("OPENAI_BASE_URL", "x"), ("OPENAI_MODEL", "m2")]));
         assert!(cfg.is_err());
