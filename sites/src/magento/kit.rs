@@ -163,3 +163,59 @@ pub fn skill(site: Site, tpl: &Template, steps: Vec<Step>) -> Skill {
 pub fn is_v2(v: Version) -> bool {
     v == Version::V2
 }
+
+/// Running tasks through the HTTP simulator, for the site modules' tests.
+#[cfg(test)]
+pub mod testing {
+    use skillshift_common::evaluate::Verdict;
+    use skillshift_common::skills::Step;
+    use skillshift_common::{Site, Version};
+
+    use crate::sim::Browser;
+    use crate::GeneratedTask;
+
+    const ORIGIN: &str = "http://fixture.test";
+
+    /// Resets the site, logs in, opens the start URL, runs `steps` and scores
+    /// the task: the verdict and a description for failure messages.
+    pub async fn run(site: Site, version: Version, t: &GeneratedTask, steps: &[Step]) -> (Verdict, String) {
+        let (router, app, _) = crate::site_router(site, version);
+        app.reset();
+        let mut b = Browser::new(router, ORIGIN);
+        let login = b.run(&app.login_steps()).await;
+        if let Some((i, e)) = login.error {
+            return (Verdict::Fail, format!("login step {i}: {e}"));
+        }
+        if let Err(e) = b.goto(&t.task.start_url).await {
+            return (Verdict::Fail, format!("start url: {e}"));
+        }
+        let out = b.run(steps).await;
+        let page = b.page().map(|p| p.outline()).unwrap_or_default();
+        let scored = b.score(&t.task, out.answer.as_deref()).await;
+        let why = format!(
+            "task {} ({}): step error {:?}; {:?}\n--- page at the end ---\n{}",
+            t.task.task_id,
+            t.task.intent,
+            out.error,
+            scored.details,
+            page.chars().take(3000).collect::<String>()
+        );
+        (scored.verdict, why)
+    }
+
+    /// Every task passes with its solution and fails with no steps; returns the failures.
+    pub async fn check_all(site: Site, version: Version, tasks: &[GeneratedTask]) -> Vec<String> {
+        let mut bad = Vec::new();
+        for t in tasks {
+            let (v, why) = run(site, version, t, &t.solution).await;
+            if v != Verdict::Pass {
+                bad.push(format!("solution fails: {why}"));
+            }
+            let (v, why) = run(site, version, t, &[]).await;
+            if v == Verdict::Pass {
+                bad.push(format!("doing nothing passes: {why}"));
+            }
+        }
+        bad
+    }
+}
