@@ -10,6 +10,7 @@
 //! Nothing here does I/O beyond reading and writing files.
 
 pub mod attempt;
+pub mod calibration;
 pub mod evaluate;
 pub mod ids;
 pub mod leaderboard;
