@@ -18,6 +18,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Version};
 use skillshift_proto::convert::AttemptKey;
+use skillshift_telemetry::metrics::CoordinatorMetrics;
+use skillshift_telemetry::{context as trace_context, spans};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::lease::{Holder, Leases};
@@ -160,6 +162,11 @@ pub struct Engine {
     ops: Vec<StoreOp>,
     effects: Vec<Effect>,
     acks: HashMap<u64, (String, Conn, Vec<AttemptKey>)>,
+    /// Telemetry: the span of each running attempt (ends with its record) and
+    /// of each sweep running in this process; the coordinator's counters.
+    attempt_spans: HashMap<AttemptKey, tracing::Span>,
+    sweep_spans: HashMap<String, tracing::Span>,
+    metrics: CoordinatorMetrics,
 }
 
 fn wall_ms() -> u64 {
@@ -182,7 +189,19 @@ impl Engine {
             ops: Vec::new(),
             effects: Vec::new(),
             acks: HashMap::new(),
+            attempt_spans: HashMap::new(),
+            sweep_spans: HashMap::new(),
+            metrics: CoordinatorMetrics::new().0,
         }
+    }
+
+    /// Counts into `metrics` (the ones `/metrics` serves) instead of a private set.
+    pub fn set_metrics(&mut self, metrics: CoordinatorMetrics) {
+        self.metrics = metrics;
+    }
+
+    pub fn metrics(&self) -> &CoordinatorMetrics {
+        &self.metrics
     }
 
     pub fn ttl(&self) -> Duration {
@@ -343,6 +362,7 @@ impl Engine {
         let lost = self.leases.release_worker(worker);
         tracing::warn!(worker, lost = lost.len(), "worker stream ended; its leases are released");
         for key in lost {
+            self.metrics.lease_expired("stream_closed");
             self.lose(&key, worker);
         }
     }
@@ -355,7 +375,25 @@ impl Engine {
                 w.credits = 0;
             }
             for key in keys {
+                self.metrics.lease_expired("ttl");
                 self.lose(&key, &who);
+            }
+        }
+        // Telemetry: a sweep's span ends once nothing in it is queued or running.
+        let idle: Vec<String> = self
+            .sweep_spans
+            .keys()
+            .filter(|id| {
+                self.by_id.get(*id).is_none_or(|&i| {
+                    let s = &self.sweeps[i];
+                    s.running == 0 && s.queued.iter().all(|q| *q == 0)
+                })
+            })
+            .cloned()
+            .collect();
+        for id in idle {
+            if let Some(span) = self.sweep_spans.remove(&id) {
+                spans::record_outcome(&span, "idle", None);
             }
         }
     }
@@ -384,6 +422,10 @@ impl Engine {
         rec.sweep = Some(key.sweep.clone());
         rec.config_digest = Some(s.meta.config_digest.clone());
         rec.worker = Some(worker.to_string());
+        if let Some(span) = self.attempt_spans.remove(key) {
+            spans::record_outcome(&span, Outcome::Error.as_str(), Some(WORKER_LOST));
+            rec.trace_id = trace_context::trace_id(&span);
+        }
         self.ops.push(StoreOp::Record(key.clone(), StoredRecord { synthetic: true, record: rec }));
         s.resolve(key.unit);
     }
@@ -490,6 +532,10 @@ impl Engine {
             self.leases.finish(&key);
         }
         s.resolve(key.unit);
+        // Telemetry: the attempt's span ends with its record.
+        if let Some(span) = self.attempt_spans.remove(&key) {
+            spans::record_outcome(&span, outcome.as_str(), rec.error.as_deref());
+        }
         self.ops.push(StoreOp::Record(key.clone(), StoredRecord { synthetic: false, record: rec }));
         self.ack(worker, conn, key);
     }
@@ -533,7 +579,7 @@ impl Engine {
             s.running += 1;
             s.first_assign.get_or_insert(now);
             let key = AttemptKey { sweep: s.meta.id.clone(), unit, attempt };
-            let spec = planner::attempt_spec(
+            let mut spec = planner::attempt_spec(
                 &s.meta.id,
                 &s.meta.spec,
                 &s.meta.config_digest,
@@ -541,6 +587,16 @@ impl Engine {
                 attempt,
             );
             self.ops.push(StoreOp::Attempt(key.clone(), AttemptRow { worker: worker.clone(), started_ms: wall_ms() }));
+            // Telemetry: the attempt's span opens a new trace, linked to the
+            // sweep's span; its W3C context rides in the assignment.
+            let sweep_span =
+                self.sweep_spans.entry(key.sweep.clone()).or_insert_with(|| spans::sweep(&key.sweep, false));
+            let span = spans::attempt(&spec, worker, Some(sweep_span));
+            spec.traceparent = trace_context::traceparent(&span);
+            self.attempt_spans.insert(key.clone(), span);
+            if attempt > 0 {
+                self.metrics.unit_reassigned();
+            }
             self.leases.grant(key.clone(), worker, now);
             let Some(w) = self.workers.get_mut(worker) else { continue };
             w.credits = w.credits.saturating_sub(1);

@@ -8,12 +8,14 @@
 //! * [`engine`]: the state machine tying them together (no I/O).
 //! * [`store`]: sled behind one module; group commit.
 //! * [`server`]: the driver loop, the gRPC services and the HTTP page.
+//! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
 //! * [`client`]: the control client used by `skillshift sweep`.
 
 pub mod client;
 pub mod engine;
 pub mod http;
 pub mod lease;
+pub mod metrics;
 pub mod planner;
 pub mod scheduler;
 pub mod server;

@@ -17,7 +17,7 @@ use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
 use crate::engine::{Effect, Engine, Input};
 use crate::service::{ControlService, Handle, TokenCheck, WorkerService};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, StoreOp};
 
 /// Inputs waiting for the engine; senders wait when it is full.
 const INPUT_CAPACITY: usize = 8192;
@@ -87,6 +87,8 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
     })?;
     let store = Store::open(&config.data_dir.join("store"))?;
     let mut engine = Engine::new(config.lease_ttl);
+    let (metrics, exposition) = skillshift_telemetry::metrics::CoordinatorMetrics::new();
+    engine.set_metrics(metrics.clone());
     let rows = store.load_all()?;
     let unfinished = rows.len();
     engine.restore(rows, Instant::now());
@@ -130,7 +132,8 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
 
     let driver = tokio::spawn(drive(engine, store.clone(), rx));
     let http = http_listener.map(|l| {
-        let router = crate::http::router(handle.clone());
+        let router =
+            crate::http::router(handle.clone()).merge(crate::metrics::router(handle.clone(), metrics, exposition));
         let stop = serving.clone();
         tokio::spawn(async move {
             let _ = axum::serve(l, router).with_graceful_shutdown(stop.cancelled_owned()).await;
@@ -175,6 +178,7 @@ async fn drive(mut engine: Engine, store: Store, mut rx: mpsc::Receiver<Input>) 
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut closing = false;
     let mut stop = false;
+    let metrics = engine.metrics().clone();
     while !stop {
         if buf.is_empty() {
             tokio::select! {
@@ -197,6 +201,14 @@ async fn drive(mut engine: Engine, store: Store, mut rx: mpsc::Receiver<Input>) 
         engine.schedule(now);
         let (ops, effects) = engine.take_outputs();
         if !ops.is_empty() {
+            // Metrics: outcomes of the records this commit makes durable.
+            let ingested: Vec<&'static str> = ops
+                .iter()
+                .filter_map(|op| match op {
+                    StoreOp::Record(_, r) if !r.synthetic => Some(r.record.outcome().as_str()),
+                    _ => None,
+                })
+                .collect();
             let s = store.clone();
             let flushed = tokio::task::spawn_blocking(move || {
                 s.apply(&ops)?;
@@ -207,6 +219,9 @@ async fn drive(mut engine: Engine, store: Store, mut rx: mpsc::Receiver<Input>) 
             if let Err(e) = flushed {
                 tracing::error!(error = %e, "store write failed; stopping before acknowledging anything");
                 return Err(e.into());
+            }
+            for outcome in ingested {
+                metrics.record_ingested(outcome, now.elapsed());
             }
         }
         for effect in effects {

@@ -43,15 +43,13 @@ fn value(s: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> O
 #[tokio::test]
 async fn coordinator_metrics_parse_with_their_values() {
     let (m, exposition) = CoordinatorMetrics::new();
-    m.set_units([("queued", 10), ("leased", 2), ("done", 5), ("error", 1)]);
+    m.set_units([("queued", 10), ("running", 2), ("done", 5), ("invalid", 1)]);
     m.set_cells([
-        CellState { sweep: "s1", treatment: "CONTROL", site: "gitlab", condition: "src", state: "done", units: 3 },
-        CellState { sweep: "s1", treatment: "CONTROL", site: "gitlab", condition: "tgt", state: "queued", units: 4 },
+        CellState { sweep: "s1", site: "gitlab", condition: "src", state: "done", units: 3 },
+        CellState { sweep: "s1", site: "gitlab", condition: "tgt", state: "queued", units: 4 },
     ]);
     m.set_active_leases(2);
-    m.worker_connected();
-    m.worker_connected();
-    m.worker_disconnected();
+    m.set_connected_workers(1);
     m.record_ingested("success", Duration::from_millis(3));
     m.record_ingested("error", Duration::from_millis(40));
     m.lease_expired("ttl");
@@ -61,7 +59,7 @@ async fn coordinator_metrics_parse_with_their_values() {
     assert!(head.to_ascii_lowercase().contains("content-type: application/openmetrics-text"), "{head}");
     let s = parse(&body);
     assert_eq!(value(&s, "skillshift_units", &[("state", "queued")]), Some(10.0));
-    assert_eq!(value(&s, "skillshift_units", &[("state", "error")]), Some(1.0));
+    assert_eq!(value(&s, "skillshift_units", &[("state", "invalid")]), Some(1.0));
     assert_eq!(
         value(&s, "skillshift_cell_units", &[("site", "gitlab"), ("condition", "tgt"), ("state", "queued")]),
         Some(4.0)

@@ -21,7 +21,6 @@ struct StateLabel {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CellLabels {
     sweep: String,
-    treatment: String,
     site: String,
     condition: String,
     state: String,
@@ -41,10 +40,9 @@ struct ReasonLabel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CellState<'a> {
     pub sweep: &'a str,
-    pub treatment: &'a str,
     pub site: &'a str,
     pub condition: &'a str,
-    /// `queued`, `leased`, `done`, `error` (the store's unit states).
+    /// `queued`, `running`, `done`, `invalid`, `held` (the engine's unit states).
     pub state: &'a str,
     pub units: i64,
 }
@@ -82,7 +80,7 @@ impl CoordinatorMetrics {
         r.register("units", "Run units by state, all sweeps", m.units.clone());
         r.register(
             "cell_units",
-            "Run units by cell (sweep, treatment, site, condition) and state",
+            "Run units by cell (sweep, site, condition) and state",
             m.cell_units.clone(),
         );
         r.register("active_leases", "Leases currently held by workers", m.active_leases.clone());
@@ -99,7 +97,7 @@ impl CoordinatorMetrics {
         (m, Exposition::new(r))
     }
 
-    /// Replaces the unit counts by state (`queued`, `leased`, `done`, `error`).
+    /// Replaces the unit counts by state (`queued`, `running`, `done`, `invalid`, `held`).
     pub fn set_units<'a>(&self, by_state: impl IntoIterator<Item = (&'a str, i64)>) {
         self.units.clear();
         for (state, n) in by_state {
@@ -113,7 +111,6 @@ impl CoordinatorMetrics {
         for c in cells {
             let labels = CellLabels {
                 sweep: c.sweep.to_string(),
-                treatment: c.treatment.to_string(),
                 site: c.site.to_string(),
                 condition: c.condition.to_string(),
                 state: c.state.to_string(),
@@ -130,12 +127,8 @@ impl CoordinatorMetrics {
         self.sweeps_active.set(n);
     }
 
-    pub fn worker_connected(&self) {
-        self.connected_workers.inc();
-    }
-
-    pub fn worker_disconnected(&self) {
-        self.connected_workers.dec();
+    pub fn set_connected_workers(&self, n: i64) {
+        self.connected_workers.set(n);
     }
 
     /// A record stored durably: its outcome and the time from arrival to durable.
