@@ -67,7 +67,6 @@ pub(crate) struct Req<'a> {
     pub segments: Vec<String>,
     pub query: Vec<(String, String)>,
     pub form: Vec<(String, String)>,
-    pub path: String,
     pub session: String,
 }
 
@@ -117,7 +116,7 @@ impl Gitlab {
             world.sessions.remove(&session);
             return with_cookie(redirect("/users/sign_in"), "session=; Path=/; Max-Age=0");
         }
-        let req = Req { version: app.version, method: &method, segments, query, form, path, session };
+        let req = Req { version: app.version, method: &method, segments, query, form, session };
         let flash = world.flashes.remove(&req.session);
         match pages::route(&mut world, &req, flash) {
             Some(response) => response,

@@ -200,7 +200,7 @@ fn issue_page(world: &World, version: Version, p: &Project, i: &Issue) -> String
 <form method="post" action="{url}/assignee"><label for="assign-select">Assign to</label><select id="assign-select" name="assignee">{assignees}</select><button type="submit">Save assignee</button></form>
 <form method="post" action="{url}/labels"><label for="label-select">Add label</label><select id="label-select" name="label">{label_opts}</select><button type="submit">Add label</button></form>
 <form method="post" action="{url}/milestone"><label for="milestone-select">Set milestone</label><select id="milestone-select" name="milestone">{milestone_opts}</select><button type="submit">Save milestone</button></form>
-<form method="post" action="{url}/due_date"><label for="due-date-input">Due date</label><input type="date" id="due-date-input" name="due_date" value="{due_value}"><button type="submit">Save due date</button></form>
+<form method="post" action="{url}/due_date"><label for="due-date-input">Due date</label><input type="text" id="due-date-input" name="due_date" placeholder="YYYY-MM-DD" value="{due_value}"><button type="submit">Save due date</button></form>
 {sidebar_extra}</aside></div>"#,
         b = esc(&base(p)),
         pname = esc(&p.name),
@@ -441,7 +441,7 @@ fn milestone_page(p: &Project, m: &Milestone) -> String {
 
 fn new_milestone(p: &Project) -> String {
     format!(
-        r#"<h1>New milestone</h1><form method="post" action="{}/-/milestones"><label for="milestone_title">Title</label><input type="text" id="milestone_title" name="title"><label for="milestone_start_date">Start date</label><input type="date" id="milestone_start_date" name="start_date"><label for="milestone_due_date">Due date</label><input type="date" id="milestone_due_date" name="due_date"><label for="milestone_description">Description</label><textarea id="milestone_description" name="description"></textarea><p><button type="submit" class="primary">Create milestone</button></p></form>"#,
+        r#"<h1>New milestone</h1><form method="post" action="{}/-/milestones"><label for="milestone_title">Title</label><input type="text" id="milestone_title" name="title"><label for="milestone_start_date">Start date</label><input type="text" id="milestone_start_date" name="start_date" placeholder="YYYY-MM-DD"><label for="milestone_due_date">Due date</label><input type="text" id="milestone_due_date" name="due_date" placeholder="YYYY-MM-DD"><label for="milestone_description">Description</label><textarea id="milestone_description" name="description"></textarea><p><button type="submit" class="primary">Create milestone</button></p></form>"#,
         esc(&base(p))
     )
 }
@@ -495,7 +495,7 @@ fn members(world: &World, p: &Project) -> String {
     let roles: Vec<(String, String)> = ROLES.iter().map(|r| (r.to_string(), r.to_string())).collect();
     format!(
         r#"<h1>Project members</h1><p>Members: <output aria-label="Members count">{}</output></p><p><button type="button" data-opens="invite-members-dialog" class="btn-confirm">Invite members</button></p>
-<div role="dialog" aria-modal="true" id="invite-members-dialog" aria-labelledby="invite-title" hidden><h2 id="invite-title">Invite members</h2><form method="post" action="{}/-/project_members"><label for="invite-user">Username or email address</label><input type="text" id="invite-user" name="user"><label for="invite-role">Select a role</label><select id="invite-role" name="role">{}</select><label for="invite-expires">Access expiration date (optional)</label><input type="date" id="invite-expires" name="expires"><p><button type="button" data-closes>Cancel</button> <button type="submit" class="primary">Invite</button></p></form></div>
+<div role="dialog" aria-modal="true" id="invite-members-dialog" aria-labelledby="invite-title" hidden><h2 id="invite-title">Invite members</h2><form method="post" action="{}/-/project_members"><label for="invite-user">Username or email address</label><input type="text" id="invite-user" name="user"><label for="invite-role">Select a role</label><select id="invite-role" name="role">{}</select><label for="invite-expires">Access expiration date (optional)</label><input type="text" id="invite-expires" name="expires" placeholder="YYYY-MM-DD"><p><button type="button" data-closes>Cancel</button> <button type="submit" class="primary">Invite</button></p></form></div>
 <table id="members-table"><thead><tr><th>Account</th><th>Max role</th><th>Expiration</th></tr></thead><tbody>{rows}</tbody></table>"#,
         p.members.len(),
         esc(&base(p)),

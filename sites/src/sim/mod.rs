@@ -237,3 +237,43 @@ pub fn form_encode(text: &str) -> String {
     }
     out
 }
+
+/// The result of one simulated attempt at a task.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub run: RunOutcome,
+    pub scored: Scored,
+}
+
+impl Attempt {
+    pub fn passed(&self) -> bool {
+        self.scored.verdict == skillshift_common::evaluate::Verdict::Pass
+    }
+}
+
+/// One attempt from a fresh browser: log in with `login`, go to the task's start URL,
+/// run `steps` (stopping at the first failing one) and score the task.
+pub async fn attempt(
+    router: axum::Router,
+    task: &skillshift_common::task::Task,
+    login: &[skillshift_common::skills::Step],
+    steps: &[skillshift_common::skills::Step],
+) -> Attempt {
+    let mut browser = Browser::new(router, "http://fixture.test");
+    let login_run = browser.run(login).await;
+    if let Some((i, e)) = login_run.error {
+        let run = RunOutcome { answer: None, error: Some((i, e)), steps_done: 0 };
+        let scored =
+            Scored { verdict: skillshift_common::evaluate::Verdict::Fail, details: vec!["login failed".into()] };
+        return Attempt { run, scored };
+    }
+    if let Err(e) = browser.goto(&task.start_url).await {
+        let run = RunOutcome { answer: None, error: Some((0, e)), steps_done: 0 };
+        let scored =
+            Scored { verdict: skillshift_common::evaluate::Verdict::Fail, details: vec!["start url failed".into()] };
+        return Attempt { run, scored };
+    }
+    let run = browser.run(steps).await;
+    let scored = browser.score(task, run.answer.as_deref()).await;
+    Attempt { run, scored }
+}
