@@ -10,6 +10,10 @@
 
 use crate::TelemetryError;
 
+/// The stderr log when `RUST_LOG` is unset: the project at INFO, dependencies at WARN.
+pub const DEFAULT_LOG_FILTER: &str =
+    "warn,skillshift=info,skillshift_coordinator=info,skillshift_worker=info,skillshift_telemetry=info";
+
 /// The flags, each backed by its standard environment variable.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TelemetryArgs {
@@ -68,7 +72,7 @@ impl TelemetryConfig {
             service_name: service_name.to_string(),
             sampler: SamplerChoice::ParentBasedAlwaysOn,
             capture_llm_content: false,
-            default_log_filter: "info".to_string(),
+            default_log_filter: DEFAULT_LOG_FILTER.to_string(),
         }
     }
 }
@@ -101,7 +105,7 @@ impl TelemetryArgs {
             service_name,
             sampler,
             capture_llm_content,
-            default_log_filter: "info".to_string(),
+            default_log_filter: DEFAULT_LOG_FILTER.to_string(),
         })
     }
 }
