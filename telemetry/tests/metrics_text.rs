@@ -103,3 +103,11 @@ async fn worker_metrics_parse_with_their_values() {
     let sum = value(&s, "skillshift_worker_llm_latency_seconds_sum", &[("model", "gpt-x")]).unwrap();
     assert!((sum - 1.0).abs() < 1e-9, "{sum}");
 }
+
+#[tokio::test]
+async fn the_global_worker_metrics_are_one_instance() {
+    WorkerMetrics::global().browser_restarted();
+    WorkerMetrics::global().browser_restarted();
+    let (_, body) = scrape(WorkerMetrics::global_exposition()).await;
+    assert_eq!(value(&parse(&body), "skillshift_worker_browser_restarts_total", &[]), Some(2.0));
+}

@@ -1,6 +1,7 @@
 //! A worker's metrics: steps, attempts by outcome, browser restarts, LLM
 //! calls, tokens and latency.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -52,7 +53,21 @@ pub struct WorkerMetrics {
     llm_latency: Family<ModelLabel, Histogram, fn() -> Histogram>,
 }
 
+/// The process's worker metrics, for code far from `main` (run loop, LLM client).
+static GLOBAL: OnceLock<(WorkerMetrics, Exposition)> = OnceLock::new();
+
 impl WorkerMetrics {
+    /// The process-wide instance: the run loop, the agents and the gRPC loop
+    /// count into it, and `skillshift worker --metrics-addr` serves it.
+    pub fn global() -> &'static WorkerMetrics {
+        &GLOBAL.get_or_init(WorkerMetrics::new).0
+    }
+
+    /// The exposition of [`WorkerMetrics::global`].
+    pub fn global_exposition() -> Exposition {
+        GLOBAL.get_or_init(WorkerMetrics::new).1.clone()
+    }
+
     pub fn new() -> (Self, Exposition) {
         let m = WorkerMetrics {
             steps: Counter::default(),
