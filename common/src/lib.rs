@@ -11,6 +11,7 @@
 
 pub mod attempt;
 pub mod calibration;
+pub mod compare;
 pub mod evaluate;
 pub mod ids;
 pub mod leaderboard;
