@@ -16,11 +16,13 @@ use skillshift_common::{Site, Version};
 
 pub mod digest;
 pub mod env_ctrl;
+pub mod generate;
 pub mod gitlab;
 pub mod html;
 pub mod magento;
 pub mod server;
 pub mod sim;
+pub mod validate;
 pub mod wordpress;
 
 pub use server::{serve, serve_all, site_router, ServeError, SiteHandle};

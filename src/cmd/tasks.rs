@@ -1,10 +1,194 @@
-//! `skillshift tasks`.
+//! `skillshift tasks generate | validate | list | show UID`: the task files
+//! of formats §2, their reference solutions and the example skill library.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use anyhow::Context;
+use skillshift_common::skills::Step;
+use skillshift_common::task::{load_task_file, task_file_path, Task};
+use skillshift_common::{Site, Uid, Version};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("tasks", 3)
+#[derive(clap::Args)]
+pub struct Args {
+    /// The data directory (task files, solutions, skills, digests).
+    #[arg(long, global = true, env = "SKILLSHIFT_DATA", default_value = "data")]
+    data: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Regenerate task files, solutions, the example skills and DIGESTS.json from code.
+    Generate {
+        /// Write here instead of the data directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Check counts, ids, placeholders, evaluators, v1/v2 alignment, solutions, skills, calibration families.
+    Validate {
+        /// Only these sites (default: all three).
+        #[arg(long, value_delimiter = ',')]
+        sites: Vec<Site>,
+    },
+    /// One line per task: uid, template id, evaluator, intent.
+    List {
+        #[arg(long)]
+        site: Option<Site>,
+        #[arg(long, default_value = "v1")]
+        version: Version,
+    },
+    /// A task's intent, both versions' start URLs and its reference solution(s).
+    Show { uid: Uid },
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Generate { out } => generate(out.unwrap_or(args.data)),
+        Command::Validate { sites } => validate(&args.data, sites),
+        Command::List { site, version } => list(&args.data, site, version),
+        Command::Show { uid } => show(&args.data, uid),
+    }
+}
+
+fn generate(out: PathBuf) -> anyhow::Result<ExitCode> {
+    let rendered = skillshift_sites::generate::write(&out)?;
+    for file in &rendered.files {
+        println!("wrote {}", out.join(&file.path).display());
+    }
+    for site in &rendered.skipped {
+        eprintln!("skipped {site}: its module generates no tasks yet");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(data: &std::path::Path, sites: Vec<Site>) -> anyhow::Result<ExitCode> {
+    let sites = if sites.is_empty() { Site::ALL.to_vec() } else { sites };
+    match skillshift_sites::validate::validate(data, &sites) {
+        Ok(summary) => {
+            for (site, version, n) in &summary.files {
+                println!("ok  {site} {version}: {n} tasks, {n} reference solutions");
+            }
+            println!(
+                "ok  {} example skills; {} calibration families resolve; DIGESTS.json has all six images",
+                summary.skills, summary.calibration_families
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("skillshift: invalid: {p}");
+            }
+            eprintln!("skillshift: error: {} problem(s) in {}", problems.len(), data.display());
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn load(data: &std::path::Path, site: Site, version: Version) -> anyhow::Result<Vec<Task>> {
+    let path = task_file_path(data, site, version);
+    Ok(load_task_file(&path, site)?)
+}
+
+fn eval_kind(t: &Task) -> String {
+    t.eval
+        .eval_types
+        .iter()
+        .map(|e| serde_json::to_value(e).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+fn list(data: &std::path::Path, site: Option<Site>, version: Version) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for &s in Site::ALL {
+        if site.is_some_and(|x| x != s) {
+            continue;
+        }
+        let path = task_file_path(data, s, version);
+        if site.is_none() && !path.exists() {
+            eprintln!("no task file {}", path.display());
+            continue;
+        }
+        for t in load(data, s, version)? {
+            let uid = Uid::new(s, version, t.task_id);
+            let line = format!("{uid:<28} tpl {:<3} {:<13} {}", t.intent_template_id, eval_kind(&t), t.intent);
+            // A closed pipe (`| head`) is not an error: stop quietly.
+            if writeln!(out, "{line}").is_err() {
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A step as one readable line.
+pub fn describe(step: &Step) -> String {
+    let target = |t: &skillshift_common::skills::Target| match t.nth {
+        Some(n) => format!("{} \"{}\" (nth {n})", t.role, t.name),
+        None => format!("{} \"{}\"", t.role, t.name),
+    };
+    match step {
+        Step::Goto { url } => format!("goto {url}"),
+        Step::Click { target: t } => format!("click {}", target(t)),
+        Step::Fill { target: t, text } => format!("fill {} with \"{text}\"", target(t)),
+        Step::Select { target: t, option } => format!("select \"{option}\" in {}", target(t)),
+        Step::Check { target: t } => format!("check {}", target(t)),
+        Step::Press { target: t, key } => format!("press {key} in {}", target(t)),
+        Step::Hover { target: t } => format!("hover {}", target(t)),
+        Step::Read { target: t } => format!("read {}", target(t)),
+        Step::Answer { text } => format!("answer \"{text}\""),
+    }
+}
+
+fn solution(data: &std::path::Path, uid: Uid) -> anyhow::Result<Vec<Step>> {
+    let path = data.join("solutions").join(format!("{}.{}.json", uid.site, uid.version));
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let all: Vec<Vec<Step>> =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a solutions file", path.display()))?;
+    all.into_iter()
+        .nth(uid.task_id as usize)
+        .with_context(|| format!("{} has no solution for task {}", path.display(), uid.task_id))
+}
+
+fn show(data: &std::path::Path, uid: Uid) -> anyhow::Result<ExitCode> {
+    let tasks = load(data, uid.site, uid.version)?;
+    let task = tasks
+        .get(uid.task_id as usize)
+        .with_context(|| format!("{uid}: no such task ({} has {} tasks)", uid.site, tasks.len()))?;
+    println!("uid:        {uid}");
+    println!("family:     {}", uid.family());
+    println!("intent:     {}", task.intent);
+    println!("template:   {} (id {})", task.intent_template, task.intent_template_id);
+    println!("evaluator:  {}", eval_kind(task));
+    if let Some(r) = &task.eval.reference_answers {
+        println!("answer:     {}", serde_json::to_string(r)?);
+    }
+    if let Some(u) = &task.eval.reference_url {
+        println!("reference:  {u}");
+    }
+    for check in &task.eval.program_html {
+        println!(
+            "check:      {} {} {}",
+            check.url,
+            if check.locator.is_empty() { "''" } else { &check.locator },
+            serde_json::to_string(&check.required_contents)?
+        );
+    }
+    for &version in Version::ALL {
+        let other = load(data, uid.site, version)?;
+        if let Some(t) = other.get(uid.task_id as usize) {
+            println!("start {version}:   {}", t.start_url);
+        }
+    }
+    for &version in Version::ALL {
+        let v_uid = Uid::new(uid.site, version, uid.task_id);
+        println!("reference solution ({version}):");
+        for (i, step) in solution(data, v_uid)?.iter().enumerate() {
+            println!("  {:>2}. {}", i + 1, describe(step));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

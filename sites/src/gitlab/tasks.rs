@@ -1,4 +1,4 @@
-//! The GitLab task families: 22 intent templates instantiated from the seed
+//! The GitLab task families: 23 intent templates instantiated from the seed
 //! into 162 tasks per version (65 string_match, 57 program_html, 40
 //! url_match), the reference solution of each task in each version, and the
 //! example skill library (one skill per template, the v1 steps).
@@ -35,6 +35,8 @@ struct Inst {
 enum Check {
     Answer(String),
     Url(String),
+    /// A reference URL that differs per version (v1, v2).
+    UrlByVersion(String, String),
     Html(Vec<ProgramHtml>),
 }
 
@@ -63,12 +65,13 @@ const TEMPLATES: &[Template] = &[
     Template { id: 13, skill: "lock_mr", intent: "Lock the discussion of the merge request \"{{title}}\" in {{project}}", kind: Kind::Program, count: 6 },
     Template { id: 14, skill: "create_full_issue", intent: "Create an issue \"{{title}}\" in {{project}} assigned to {{assignee}}, labelled {{label}}, in milestone {{milestone}}", kind: Kind::Program, count: 6 },
     Template { id: 15, skill: "update_bio", intent: "Change the bio of my GitLab profile to \"{{bio}}\"", kind: Kind::Program, count: 5 },
-    Template { id: 16, skill: "open_milestones", intent: "Open the milestones page of {{project}}", kind: Kind::Url, count: 7 },
-    Template { id: 17, skill: "open_issue_boards", intent: "Show me the issue boards of {{project}}", kind: Kind::Url, count: 7 },
-    Template { id: 18, skill: "open_repository_graph", intent: "Open the repository graph of {{project}}", kind: Kind::Url, count: 6 },
-    Template { id: 19, skill: "open_pipeline_schedules", intent: "Show the pipeline schedules of {{project}}", kind: Kind::Url, count: 6 },
-    Template { id: 20, skill: "list_labelled_issues", intent: "List the open issues labelled \"{{label}}\" in {{project}}", kind: Kind::Url, count: 7 },
+    Template { id: 16, skill: "open_milestones", intent: "Open the milestones page of {{project}}", kind: Kind::Url, count: 6 },
+    Template { id: 17, skill: "open_issue_boards", intent: "Show me the issue boards of {{project}}", kind: Kind::Url, count: 6 },
+    Template { id: 18, skill: "open_repository_graph", intent: "Open the repository graph of {{project}}", kind: Kind::Url, count: 5 },
+    Template { id: 19, skill: "open_pipeline_schedules", intent: "Show the pipeline schedules of {{project}}", kind: Kind::Url, count: 5 },
+    Template { id: 20, skill: "list_labelled_issues", intent: "List the open issues labelled \"{{label}}\" in {{project}}", kind: Kind::Url, count: 6 },
     Template { id: 21, skill: "search_gitlab", intent: "Search GitLab for \"{{query}}\"", kind: Kind::Url, count: 7 },
+    Template { id: 22, skill: "open_profile_settings", intent: "From the project {{project}}, open my profile settings", kind: Kind::Url, count: 5 },
 ];
 
 fn t(role: &str, name: &str) -> Target {
@@ -238,6 +241,7 @@ fn steps(id: u32, version: Version) -> Vec<Step> {
                 Step::Press { target: t("searchbox", "Search GitLab"), key: "Enter".into() },
             ]);
         }
+        22 => s.extend([goto(PROJECT), click("button", "User menu"), click("menuitem", "Edit profile")]),
         _ => {}
     }
     s
@@ -522,6 +526,14 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                 })
                 .collect()
         }
+        22 => sample(rng, &projects, n)
+            .into_iter()
+            .map(|p| Inst {
+                args: vec![project_arg(p)],
+                start: pu(p),
+                check: Check::UrlByVersion(format!("{G}/-/profile"), format!("{G}/-/user_settings/profile")),
+            })
+            .collect(),
         _ => ["keyboard focus", "dark mode", "pagination", "sdk", "byte", "timeout", "markdown", "release", "tooltip"]
             .iter()
             .take(n)
@@ -534,7 +546,7 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
     }
 }
 
-fn eval_of(kind: Kind, check: &Check) -> Eval {
+fn eval_of(kind: Kind, check: &Check, version: Version) -> Eval {
     let mut eval = Eval { eval_types: vec![], reference_answers: None, reference_url: None, program_html: vec![] };
     match (kind, check) {
         (Kind::String, Check::Answer(a)) => {
@@ -545,6 +557,10 @@ fn eval_of(kind: Kind, check: &Check) -> Eval {
         (Kind::Url, Check::Url(u)) => {
             eval.eval_types.push(EvalType::UrlMatch);
             eval.reference_url = Some(u.clone());
+        }
+        (Kind::Url, Check::UrlByVersion(v1, v2)) => {
+            eval.eval_types.push(EvalType::UrlMatch);
+            eval.reference_url = Some(if version == Version::V1 { v1.clone() } else { v2.clone() });
         }
         (_, Check::Html(checks)) => {
             eval.eval_types.push(EvalType::ProgramHtml);
@@ -600,7 +616,7 @@ pub fn generate(version: Version) -> Vec<GeneratedTask> {
                 intent,
                 intent_template_id: tpl.id,
                 require_reset: tpl.kind == Kind::Program,
-                eval: eval_of(tpl.kind, &inst.check),
+                eval: eval_of(tpl.kind, &inst.check, version),
             };
             GeneratedTask { task, solution }
         })
