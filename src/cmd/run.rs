@@ -54,6 +54,9 @@ pub struct Args {
     /// before-each, after-mutation or never (embedded sites).
     #[arg(long, default_value = "before-each")]
     pub reset_policy: String,
+    /// Also print the observation (the accessibility tree) shown at every step.
+    #[arg(long)]
+    pub observations: bool,
     /// Save a PNG of every step under this directory.
     #[arg(long)]
     pub screenshots: Option<PathBuf>,
@@ -103,7 +106,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ctx.profile = profile;
         ctx.screenshots = args.screenshots.clone();
         let driver = Driver::new(BrowserConfig::default());
-        let sink = Box::new(|e: &Event| println!("{}", show(e)));
+        let observations = args.observations;
+        let sink = Box::new(move |e: &Event| {
+            if let Some(line) = show(e, observations) {
+                println!("{line}");
+            }
+        });
         let record = run_attempt(&ctx, &driver, &spec, factory_for(&spec), Some(sink), CancellationToken::new()).await;
         driver.shutdown().await;
         println!("{}", serde_json::to_string(&record)?);
@@ -130,8 +138,14 @@ fn load_skills(args: &Args, uid: Uid) -> anyhow::Result<Option<SkillLibrary>> {
     }
 }
 
-fn show(e: &Event) -> String {
-    match e {
+fn show(e: &Event, observations: bool) -> Option<String> {
+    Some(match e {
+        Event::Observation { step, text } => {
+            if !observations {
+                return None;
+            }
+            format!("observation {step}:\n{text}")
+        }
         Event::Step { step, url, action, error } => match error {
             Some(err) => format!("step {step:>2}  {action}  [{url}]\n         error: {err}"),
             None => format!("step {step:>2}  {action}  [{url}]"),
@@ -151,5 +165,5 @@ fn show(e: &Event) -> String {
         }
         Event::Score { details } => details.iter().map(|d| format!("score    {d}")).collect::<Vec<_>>().join("\n"),
         Event::Note(n) => format!("note     {n}"),
-    }
+    })
 }

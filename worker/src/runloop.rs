@@ -99,6 +99,8 @@ pub enum Event {
     Skill { step: u32, name: String, ok: bool, error: Option<String>, answer: Option<String> },
     Reported { step: u32, name: String, ok: bool, error: Option<String> },
     Score { details: Vec<String> },
+    /// The observation shown to the agent at a step.
+    Observation { step: u32, text: String },
     Note(String),
 }
 
@@ -337,6 +339,7 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
+        p.emit(Event::Observation { step, text: snap.text.clone() });
         if let Some(dir) = &ctx.screenshots {
             save_screenshot(session, dir, spec, step).await;
         }

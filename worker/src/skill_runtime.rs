@@ -3,7 +3,7 @@
 //!
 //! A target is resolved on Chrome's accessibility tree as it is now: the
 //! non-ignored nodes whose role equals the target's and whose accessible name
-//! equals the target's (whitespace collapsed). No match, or several without
+//! equals the target's (whitespace collapsed, case folded). No match, or several without
 //! `nth`, fails the step; so does an action the page refuses (a covered
 //! element, a field that is not editable, a missing option) and a navigation
 //! that fails. Any failed step fails the whole run of steps, as seed 000 says:
@@ -49,8 +49,10 @@ impl Placeholders {
     }
 }
 
+/// Names compare with whitespace collapsed and case folded, like Playwright's
+/// role locators (CSS `text-transform` changes the case Chrome computes).
 fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
 /// The backend node ids of the elements a target matches, in document order.
@@ -245,10 +247,11 @@ mod tests {
                 n("3", "link", "Save", false),
                 n("4", "button", "Save", true),
                 n("5", "button", "Save changes", false),
+                n("6", "button", "SAVE", false),
             ],
         };
         let t = Target { role: "button".into(), name: "Save".into(), nth: None };
-        assert_eq!(matches(&tree, &t), vec![1, 2]);
+        assert_eq!(matches(&tree, &t), vec![1, 2, 6]);
         assert!(matches(&tree, &Target { role: "textbox".into(), name: "Save".into(), nth: None }).is_empty());
     }
 

@@ -305,7 +305,15 @@ impl Agent for SkillsAgent {
             self.phase = Phase::Done;
             return;
         };
-        let from = error.and_then(failed_step).unwrap_or(0);
+        let mut from = error.and_then(failed_step).unwrap_or(0);
+        // A target that is missing right after a click may mean the click did
+        // nothing (swallowed): replay from that click.
+        if from > 0
+            && error.is_some_and(|e| e.contains("no element matches"))
+            && matches!(skill.steps.get(from - 1), Some(Step::Click { .. }))
+        {
+            from -= 1;
+        }
         let steps: Vec<Step> = skill.steps.iter().skip(from).map(|s| s.bind(&self.args)).collect();
         self.phase = Phase::Replay { steps, idx: 0, waits: 0 };
     }

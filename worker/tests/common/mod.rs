@@ -1,0 +1,126 @@
+//! Shared by the worker's browser tests: a site manager over a test's own
+//! axum pages, task files in a temporary data directory, and a grid runner.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use skillshift_common::skills::{SkillLibrary, Step, SKILLS_SCHEMA};
+use skillshift_common::task::{Eval, EvalType, ReferenceAnswers, Task};
+use skillshift_common::{AttemptSpec, Condition, Site, Uid, Version};
+use skillshift_worker::sites::{Endpoint, ResetPolicy, SiteError, SiteManager};
+
+/// Serves `router` on a free loopback port and returns its base URL.
+pub async fn serve(router: axum::Router) -> String {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = l.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(l, router).await;
+    });
+    format!("http://{addr}")
+}
+
+/// One test page set standing in for gitlab v1, with no reset and no login.
+pub struct TestSites {
+    pub base: String,
+    dirty: Mutex<HashSet<(Site, Version)>>,
+}
+
+impl TestSites {
+    pub fn new(base: String) -> Self {
+        TestSites { base, dirty: Mutex::new(HashSet::new()) }
+    }
+}
+
+impl SiteManager for TestSites {
+    fn hosts(&self) -> Vec<(Site, Version)> {
+        vec![(Site::Gitlab, Version::V1)]
+    }
+    fn endpoint(&self, site: Site, version: Version) -> Result<Endpoint, SiteError> {
+        Ok(Endpoint { base_url: self.base.clone(), image: site.image(version), digest: Some("sha256:test".into()) })
+    }
+    fn reset(&self, _site: Site, _version: Version) -> BoxFuture<'_, Result<(), SiteError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn login_steps(&self, _site: Site, _version: Version) -> Vec<Step> {
+        Vec::new()
+    }
+    fn policy(&self) -> ResetPolicy {
+        ResetPolicy::Never
+    }
+    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>> {
+        &self.dirty
+    }
+}
+
+/// A gitlab.v1 task whose answer must be `answer`.
+pub fn answer_task(task_id: u32, start_path: &str, answer: &str) -> Task {
+    Task {
+        task_id,
+        sites: vec![Site::Gitlab],
+        require_login: false,
+        storage_state: None,
+        start_url: format!("__GITLAB__{start_path}"),
+        geolocation: None,
+        intent_template: "Say {{word}}".into(),
+        instantiation_dict: BTreeMap::from([("word".to_string(), serde_json::json!(answer))]),
+        intent: format!("Say {answer}"),
+        intent_template_id: 0,
+        require_reset: false,
+        eval: Eval {
+            eval_types: vec![EvalType::StringMatch],
+            reference_answers: Some(ReferenceAnswers {
+                exact_match: Some(answer.into()),
+                must_include: None,
+                fuzzy_match: None,
+            }),
+            reference_url: None,
+            program_html: vec![],
+        },
+    }
+}
+
+/// Writes `data/tasks/gitlab.v1.json` under `dir`.
+pub fn write_tasks(dir: &Path, tasks: &[Task]) {
+    std::fs::create_dir_all(dir.join("tasks")).expect("mkdir");
+    std::fs::write(dir.join("tasks/gitlab.v1.json"), serde_json::to_string(tasks).expect("json")).expect("write");
+}
+
+pub fn spec(uid: Uid, condition: Condition, seed: u64, timeout_ms: u64, skills: Option<SkillLibrary>) -> AttemptSpec {
+    AttemptSpec {
+        sweep: "test".into(),
+        treatment: "example".into(),
+        uid,
+        condition,
+        rep: 0,
+        attempt: 0,
+        seed,
+        max_steps: 10,
+        task_timeout_ms: timeout_ms,
+        agent: "skills".into(),
+        model: None,
+        skills,
+        perturbation_profile: None,
+        config_digest: None,
+        traceparent: None,
+    }
+}
+
+/// The example library of one site, as the fixture sites define it.
+pub fn example_library(site: Site) -> SkillLibrary {
+    SkillLibrary { schema: SKILLS_SCHEMA.into(), method: "example".into(), skills: skillshift_sites::skills(site) }
+}
+
+/// Checks records against formats §3 with the project's own validator.
+pub fn validate(records: &[skillshift_common::Record]) {
+    let text: String = records.iter().map(|r| serde_json::to_string(r).expect("json") + "\n").collect();
+    if let Err(e) = skillshift_common::records::read(std::io::Cursor::new(text), Path::new("per_task.jsonl")) {
+        panic!("records are not valid per formats §3: {e}");
+    }
+}
+
+pub fn arc<T: SiteManager>(t: T) -> Arc<dyn SiteManager> {
+    Arc::new(t)
+}

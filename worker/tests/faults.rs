@@ -1,0 +1,134 @@
+//! Faults end attempts as `error` records with their reason, within the
+//! ceiling, and the worker recovers: a page that never finishes loading gives
+//! `task_timeout`; chromedriver killed mid-attempt gives `browser`, and the
+//! next attempt on the same driver succeeds.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::response::Html;
+use axum::routing::get;
+use futures::future::BoxFuture;
+use skillshift_common::{Condition, Outcome, Site, Uid, Version};
+use skillshift_worker::action::Action;
+use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
+use skillshift_worker::browser::{BrowserConfig, Driver};
+use skillshift_worker::runloop::{run_attempt, RunContext, TaskSource};
+use skillshift_worker::CancellationToken;
+
+fn pages() -> axum::Router {
+    axum::Router::new()
+        .route("/ok", get(|| async { Html("<title>Ok</title><main><h1>Fine page</h1><p>secret: kiwi</p></main>") }))
+        .route(
+            "/never",
+            get(|| async {
+                // Headers and a first chunk, then nothing, forever: the load event never fires.
+                let stream = futures::stream::once(async { Ok::<_, std::io::Error>("<title>Slow</title><p>loading") })
+                    .chain(futures::stream::pending());
+                axum::response::Response::builder()
+                    .header("content-type", "text/html")
+                    .body(Body::from_stream(stream))
+                    .expect("response")
+            }),
+        )
+}
+
+use futures::StreamExt;
+
+/// Waits a little at each step, then answers `kiwi` at step `stop_at`.
+struct SlowAgent {
+    stop_at: u32,
+    delay: Duration,
+}
+
+impl Agent for SlowAgent {
+    fn start(&mut self, _brief: TaskBrief) -> BoxFuture<'_, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn next(&mut self, obs: Observation) -> BoxFuture<'_, Result<Reply, AgentError>> {
+        let mv = if obs.step >= self.stop_at {
+            Move::Action(Action::Stop { answer: "kiwi".into() })
+        } else {
+            Move::Action(Action::Scroll { down: true })
+        };
+        let delay = self.delay;
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            Ok(Reply { mv, skill_reports: vec![] })
+        })
+    }
+    fn usage(&self) -> Usage {
+        Usage::default()
+    }
+}
+
+async fn context() -> (RunContext, tempfile::TempDir) {
+    let base = common::serve(pages()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::write_tasks(
+        dir.path(),
+        &[common::answer_task(0, "/never", "kiwi"), common::answer_task(1, "/ok", "kiwi")],
+    );
+    let ctx = RunContext::new(common::arc(common::TestSites::new(base)), TaskSource::Dir(dir.path().into()), "test");
+    (ctx, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_loads_ends_as_task_timeout_within_the_ceiling() {
+    let (ctx, _dir) = context().await;
+    let driver = Driver::new(BrowserConfig::default());
+    let spec = common::spec(Uid::new(Site::Gitlab, Version::V1, 0), Condition::Src, 1, 4_000, None);
+    let t = Instant::now();
+    let agent = Box::new(|_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
+        Ok(Box::new(SlowAgent { stop_at: 0, delay: Duration::ZERO }))
+    });
+    let r = run_attempt(&ctx, &driver, &spec, agent, None, CancellationToken::new()).await;
+    let took = t.elapsed();
+    assert_eq!(r.outcome, Some(Outcome::Error), "{r:?}");
+    assert_eq!(r.error.as_deref(), Some("task_timeout"));
+    assert_eq!(r.success, None);
+    assert!(took < Duration::from_secs(15), "the 4 s ceiling held the attempt for {took:?}");
+    common::validate(&[r]);
+    driver.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_chromedriver_mid_attempt_is_a_browser_error_and_the_next_attempt_succeeds() {
+    let (ctx, _dir) = context().await;
+    let driver = std::sync::Arc::new(Driver::new(BrowserConfig::default()));
+    let uid = Uid::new(Site::Gitlab, Version::V1, 1);
+    let spec = common::spec(uid, Condition::Src, 1, 60_000, None);
+    let slow = || -> skillshift_worker::runloop::AgentFactory {
+        Box::new(|_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
+            Ok(Box::new(SlowAgent { stop_at: 6, delay: Duration::from_millis(400) }))
+        })
+    };
+    let (d2, ctx_ref) = (driver.clone(), &ctx);
+    let killer = async move {
+        // Wait until the attempt has a browser and has taken a step or two, then kill -9 chromedriver.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut pid = None;
+        for _ in 0..100 {
+            pid = d2.pid().await;
+            if pid.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let pid = pid.expect("chromedriver started");
+        let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().expect("kill");
+        assert!(status.success());
+    };
+    let (r, ()) = tokio::join!(run_attempt(ctx_ref, &driver, &spec, slow(), None, CancellationToken::new()), killer);
+    assert_eq!(r.outcome, Some(Outcome::Error), "{r:?}");
+    assert_eq!(r.error.as_deref(), Some("browser"));
+    common::validate(std::slice::from_ref(&r));
+
+    let r2 = run_attempt(&ctx, &driver, &spec, slow(), None, CancellationToken::new()).await;
+    assert_eq!(r2.outcome, Some(Outcome::Success), "{r2:?}");
+    assert_eq!(r2.answer.as_deref(), Some("kiwi"));
+    driver.shutdown().await;
+}
