@@ -1,0 +1,186 @@
+//! The simulated executor behind `skillshift worker --simulate MS`: no
+//! browser; each attempt waits about MS milliseconds and yields a
+//! deterministic pseudo-random record drawn from a seed of the unit (sweep
+//! seed, treatment, uid, condition, rep), so the distributed machinery can be
+//! tested and benchmarked at full scale. It hosts every site and version.
+//! Its numbers mean nothing about any agent.
+
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use skillshift_common::{AttemptSpec, Outcome, Record, Site, Version};
+use tokio_util::sync::CancellationToken;
+
+use crate::executor::Executor;
+
+pub struct SimulatedExecutor {
+    duration: Duration,
+    slots: usize,
+}
+
+impl SimulatedExecutor {
+    pub fn new(duration: Duration, slots: usize) -> SimulatedExecutor {
+        SimulatedExecutor { duration, slots: slots.max(1) }
+    }
+}
+
+/// splitmix64: a small, well-mixed deterministic generator.
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn chance(&mut self, per_mille: u64) -> bool {
+        self.below(1000) < per_mille
+    }
+}
+
+fn seed_of(parts: &[&str], seed: u64) -> u64 {
+    // FNV-1a over the unit's identity, then mixed with the sweep seed.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain([0xff]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h ^ seed.rotate_left(17)
+}
+
+/// The record a simulated attempt yields (without timing fields).
+pub fn simulated_record(spec: &AttemptSpec) -> Record {
+    let rep = spec.rep.to_string();
+    let uid = spec.uid.to_string();
+    let mut unit = Mix(seed_of(&[&spec.treatment, &uid, spec.condition.as_str(), &rep], spec.seed));
+    let attempt = spec.attempt.to_string();
+    let mut this_attempt = Mix(seed_of(&[&spec.treatment, &uid, spec.condition.as_str(), &rep, &attempt], spec.seed));
+    let mut r = Record::new(spec.uid, spec.condition);
+    r.treatment = Some(spec.treatment.clone());
+    r.rep = Some(spec.rep);
+    r.attempt = Some(spec.attempt);
+    r.sweep = Some(spec.sweep.clone());
+    r.config_digest = spec.config_digest.clone();
+    // A few attempts hit an infrastructure fault, drawn per attempt so a retry can succeed.
+    if this_attempt.chance(30) {
+        r.outcome = Some(Outcome::Error);
+        r.error = Some("browser".into());
+        return r;
+    }
+    let shifted = spec.condition.version() == Version::V2;
+    let success = unit.chance(if shifted { 350 } else { 550 });
+    let max_steps = spec.max_steps.max(1);
+    let steps = 1 + unit.below(max_steps as u64) as u32;
+    let outcome = if success {
+        Outcome::Success
+    } else if steps == max_steps {
+        Outcome::Timeout
+    } else {
+        Outcome::Failure
+    };
+    r.success = Some(success);
+    r.outcome = Some(outcome);
+    r.steps = Some(steps);
+    if spec.skills.is_some() {
+        let calls = unit.below(steps as u64 + 1) as u32;
+        let failures = if calls == 0 { 0 } else { unit.below(calls as u64 + 1) as u32 };
+        r.skill_calls = Some(calls);
+        r.skill_failures = Some(failures);
+    }
+    r.answer = None;
+    r
+}
+
+impl Executor for SimulatedExecutor {
+    fn hosts(&self) -> Vec<(Site, Version)> {
+        Site::ALL.iter().flat_map(|s| Version::ALL.iter().map(move |v| (*s, *v))).collect()
+    }
+
+    fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {
+        let base = self.duration;
+        Box::pin(async move {
+            let started = Instant::now();
+            let started_at = chrono::Utc::now();
+            let mut rec = simulated_record(&spec);
+            // About MS: +/-10 %, drawn per attempt.
+            let jitter = (seed_of(&[&spec.uid.to_string()], spec.seed ^ spec.attempt as u64) % 21) as i64 - 10;
+            let wait = base.mul_f64(1.0 + jitter as f64 / 100.0);
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = cancel.cancelled() => {
+                    rec = Record { success: None, steps: None, skill_calls: None, skill_failures: None, ..rec };
+                    rec.outcome = Some(Outcome::Error);
+                    rec.error = Some("cancelled".into());
+                }
+            }
+            rec.duration_ms = Some(started.elapsed().as_millis() as u64);
+            rec.started_at = Some(started_at.to_rfc3339());
+            rec.finished_at = Some(chrono::Utc::now().to_rfc3339());
+            rec
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillshift_common::Condition;
+
+    fn spec(task: u32, attempt: u32) -> AttemptSpec {
+        AttemptSpec {
+            sweep: "sw".into(),
+            treatment: "T".into(),
+            uid: skillshift_common::Uid::new(Site::Gitlab, Version::V1, task),
+            condition: Condition::Src,
+            rep: 0,
+            attempt,
+            seed: 7,
+            max_steps: 10,
+            task_timeout_ms: 1000,
+            agent: "skills".into(),
+            model: None,
+            skills: None,
+            perturbation_profile: None,
+            config_digest: None,
+            traceparent: None,
+        }
+    }
+
+    #[test]
+    fn records_are_deterministic_per_unit_and_valid() {
+        let mut successes = 0;
+        for task in 0..200 {
+            let a = simulated_record(&spec(task, 0));
+            assert_eq!(a, simulated_record(&spec(task, 0)));
+            if a.outcome != Some(Outcome::Error) {
+                assert!(a.steps.is_some_and(|s| (1..=10).contains(&s)));
+                successes += a.success.unwrap_or(false) as u32;
+            }
+            assert_eq!(a.skill_calls, None, "no library, no executable skills");
+        }
+        assert!((60..160).contains(&successes), "about half succeed: {successes}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancel_ends_an_attempt_as_an_error() {
+        let ex = SimulatedExecutor::new(Duration::from_secs(60), 1);
+        let cancel = CancellationToken::new();
+        let fut = ex.execute(spec(1, 0), cancel.clone());
+        cancel.cancel();
+        let r = fut.await;
+        assert_eq!((r.outcome, r.error.as_deref()), (Some(Outcome::Error), Some("cancelled")));
+    }
+}
