@@ -23,9 +23,10 @@ A line that is not valid JSON or not one of these messages is an agent error: th
 error (agent), not as a failure. Flush stdout after each line.
 
 The policy here is deliberately simple (it is an example, not a baseline): it reads quoted phrases from the
-intent ('Open the issue "Crash on save"'), types a phrase into a text box when the intent asks to search, type
-or enter something, clicks a link or button whose name matches a phrase (or, failing that, one named in the
-intent), and stops when it has nothing left to do, answering with the page's main heading for questions.
+intent ('Open the issue "Crash on save"'), clicks a link or button named exactly like a phrase, types a phrase
+into a text box when the intent asks to search, type or enter something, clicks a link or button named in the
+intent when it has done nothing else yet, and otherwise stops, answering with the page's first heading for
+questions.
 """
 
 import json
@@ -86,7 +87,7 @@ class Agent:
             box = (by_name or boxes)[0]
             self.typed.add(pending[0])
             return self.act(box, "type [%d] [%s] [1]" % (box[0], pending[0]))
-        if named:
+        if named and not self.done:
             return self.act(named, "click [%d]" % named[0])
         return self.stop(nodes)
 

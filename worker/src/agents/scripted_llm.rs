@@ -38,15 +38,32 @@ pub const SCRIPTED_MODEL: &str = "scripted-test-llm";
 /// The header set on every answer.
 pub const STAND_IN_HEADER: &str = "x-skillshift-stand-in";
 
+/// Computes a reply's text from the request it answers.
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> String + Send + Sync>;
+
 /// One entry of the script.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub enum Scripted {
     /// A 200 chat completion whose assistant message is this text.
     Text(String),
+    /// A 200 chat completion whose text a test computes from the request, e.g. to name an element id it can
+    /// only read in the observation (see [`element_id`]). Still a script: no language model is involved.
+    Compute(Responder),
     /// An OpenAI-style error body with this status (429 also sends `Retry-After: 0`).
     Status(u16),
     /// Waits this long, then answers 503: a server that does not answer within the client's deadline.
     Stall(Duration),
+}
+
+impl std::fmt::Debug for Scripted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scripted::Text(t) => f.debug_tuple("Text").field(t).finish(),
+            Scripted::Compute(_) => f.write_str("Compute(..)"),
+            Scripted::Status(s) => f.debug_tuple("Status").field(s).finish(),
+            Scripted::Stall(d) => f.debug_tuple("Stall").field(d).finish(),
+        }
+    }
 }
 
 impl Scripted {
@@ -56,10 +73,28 @@ impl Scripted {
 
     /// A reply in WebArena's form whose action is `action`.
     pub fn action(action: &str) -> Scripted {
-        Scripted::Text(format!(
-            "Let's think step-by-step. (scripted) In summary, the next action I will perform is ```{action}```"
-        ))
+        Scripted::Text(webarena_reply(action))
     }
+
+    /// A reply in WebArena's form whose action `f` computes from the request.
+    pub fn compute_action(f: impl Fn(&RecordedRequest) -> String + Send + Sync + 'static) -> Scripted {
+        Scripted::Compute(Arc::new(move |req: &RecordedRequest| webarena_reply(&f(req))))
+    }
+}
+
+fn webarena_reply(action: &str) -> String {
+    format!("Let's think step-by-step. (scripted) In summary, the next action I will perform is ```{action}```")
+}
+
+/// The id of the first `[id] role 'name...'` line of an observation whose role is `role` and whose name starts
+/// with `name_prefix`.
+pub fn element_id(observation: &str, role: &str, name_prefix: &str) -> Option<u64> {
+    observation.lines().find_map(|line| {
+        let rest = line.trim_start().strip_prefix('[')?;
+        let (id, rest) = rest.split_once("] ")?;
+        let rest = rest.strip_prefix(role)?.strip_prefix(" '")?;
+        rest.starts_with(name_prefix).then(|| id.parse().ok())?
+    })
 }
 
 /// One request the server received.
@@ -169,8 +204,9 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: a
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body is not JSON: {e}")),
     };
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let request = RecordedRequest { authorization, body };
     if let Ok(mut r) = shared.requests.lock() {
-        r.push(RecordedRequest { authorization, body });
+        r.push(request.clone());
     }
     let next = shared.script.lock().ok().and_then(|mut s| s.pop_front());
     let n = shared.served.fetch_add(1, Ordering::Relaxed);
@@ -188,22 +224,25 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: a
             tokio::time::sleep(d).await;
             error(StatusCode::SERVICE_UNAVAILABLE, "stalled")
         }
-        Some(Scripted::Text(text)) => {
-            let reply = json!({
-                "id": format!("scripted-{n}"),
-                "object": "chat.completion",
-                "created": 0,
-                "model": SCRIPTED_MODEL,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {
-                    "prompt_tokens": shared.prompt_tokens,
-                    "completion_tokens": shared.completion_tokens,
-                    "total_tokens": shared.prompt_tokens + shared.completion_tokens,
-                },
-            });
-            labelled((StatusCode::OK, Json(reply)).into_response())
-        }
+        Some(Scripted::Compute(f)) => completion(&shared, n, f(&request)),
+        Some(Scripted::Text(text)) => completion(&shared, n, text),
     }
+}
+
+fn completion(shared: &Shared, n: u64, text: String) -> Response {
+    let reply = json!({
+        "id": format!("scripted-{n}"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": SCRIPTED_MODEL,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": shared.prompt_tokens,
+            "completion_tokens": shared.completion_tokens,
+            "total_tokens": shared.prompt_tokens + shared.completion_tokens,
+        },
+    });
+    labelled((StatusCode::OK, Json(reply)).into_response())
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
