@@ -1,10 +1,58 @@
-//! `skillshift report`.
+//! `skillshift report FILE`: the Table 1 shape of one treatment's records
+//! (formats §5), as an aligned table, Markdown, JSON or a self-contained HTML page.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use anyhow::Context;
+use skillshift_common::report::{self, document};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("report", 2)
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Json,
+    Html,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The records file, per_task.jsonl.
+    pub file: PathBuf,
+    /// The treatment to report; required when the file holds several.
+    #[arg(long)]
+    pub treatment: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Report even when a site's six cells hold different numbers of task families.
+    #[arg(long)]
+    pub allow_partial: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let r = report::build(&args.file, args.treatment.as_deref(), args.allow_partial)?;
+    let out = match args.format {
+        Format::Table => report::text::render(&document(&r)),
+        Format::Markdown => report::markdown::render(&document(&r)),
+        Format::Html => report::html::render(&document(&r)),
+        Format::Json => {
+            for n in &r.notes {
+                eprintln!("skillshift: note: {n}");
+            }
+            let mut s = serde_json::to_string_pretty(&r.summary).context("serialising the summary")?;
+            s.push('\n');
+            s
+        }
+    };
+    write_stdout(&out)
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error.
+pub fn write_stdout(s: &str) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(s.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
