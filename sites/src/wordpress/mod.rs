@@ -1,45 +1,322 @@
-//! STUB of the wordpress fixture site: compiles against the sites contract and
-//! serves a placeholder page. To be replaced by the real module.
+//! The WordPress fixture (4.9 with the classic editor as v1, 6.x with the
+//! block editor as v2; see `sites/CHANGES.md` and shifts.md W1-W13): the
+//! login (v2 with the "Administration email verification" screen), the admin
+//! (posts, pages, comments, categories, tags, users, settings, appearance)
+//! and the public site. State lives behind one mutex; `reset` swaps in a
+//! clone of the seed.
+//!
+//! * [`data`]: the seeded blog; [`ui`]: admin chrome and list tables.
+//! * `pages_posts` (lists, quick edit, the two editors), `pages_admin`
+//!   (comments, terms, users, settings, appearance), `public` (the theme).
+//! * [`tasks`] and [`skills`]: the task generator and the example skills.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use skillshift_common::skills::{Skill, Step};
 use skillshift_common::Version;
 
+use crate::magento::kit::{click, fill, goto};
+use crate::magento::web::{self, esc, Req, Resp};
 use crate::{App, GeneratedTask};
 
-/// STUB: a placeholder application.
-struct Stub {
-    version: Version,
+pub mod data;
+mod editor;
+mod pages_admin;
+mod pages_posts;
+mod public;
+pub mod skills;
+pub mod tasks;
+pub mod ui;
+
+use data::Blog;
+use ui::Notice;
+
+pub const USERNAME: &str = "admin";
+pub const PASSWORD: &str = "admin1234";
+
+#[derive(Debug, Clone, Default)]
+struct Session {
+    /// v2: "Get started" was pressed in the block editor's welcome guide.
+    welcome_done: bool,
+    notice: Option<Notice>,
 }
 
-impl App for Stub {
-    fn router(self: Arc<Self>) -> axum::Router {
-        let text = format!(
-            "<!doctype html><title>wordpress {} (stub)</title><main><h1>wordpress stub</h1></main>",
-            self.version
-        );
-        axum::Router::new().route("/", axum::routing::get(move || async move { axum::response::Html(text) }))
+struct Inner {
+    blog: Blog,
+    sessions: HashMap<String, Session>,
+    next_session: u64,
+}
+
+/// One version of WordPress.
+pub struct WordPress {
+    version: Version,
+    seed: Blog,
+    /// A std mutex: each request holds it only while rendering from memory, with no await inside.
+    inner: Mutex<Inner>,
+}
+
+/// What an admin screen handler sees.
+pub struct Ctx<'a> {
+    pub version: Version,
+    pub blog: &'a mut Blog,
+    pub notice: Option<Notice>,
+    pub welcome_done: bool,
+}
+
+impl Ctx<'_> {
+    pub fn v2(&self) -> bool {
+        self.version == Version::V2
     }
 
-    fn reset(&self) {}
+    /// A full admin screen in menu `section`, with `current` the submenu href.
+    pub fn page(&self, section: &str, current: &str, h1: &str, title_action: &str, body: &str) -> Resp {
+        let pending = self.blog.comments.iter().filter(|c| c.status == "pending").count();
+        Resp::Page(ui::admin_page(
+            self.version,
+            section,
+            current,
+            self.blog.opt("blogname"),
+            pending,
+            h1,
+            title_action,
+            self.notice.as_ref(),
+            body,
+        ))
+    }
+}
+
+/// A handler's outcome: a response, or a redirect carrying a notice, or the
+/// welcome guide dismissed (v2).
+pub enum Out {
+    Resp(Resp),
+    Notice { to: String, notice: Notice },
+    WelcomeDone { to: String },
+}
+
+impl From<Resp> for Out {
+    fn from(r: Resp) -> Out {
+        Out::Resp(r)
+    }
+}
+
+pub fn ok(to: impl Into<String>, text: impl Into<String>) -> Out {
+    Out::Notice { to: to.into(), notice: Notice { error: false, text: text.into() } }
+}
+
+pub fn err(to: impl Into<String>, text: impl Into<String>) -> Out {
+    Out::Notice { to: to.into(), notice: Notice { error: true, text: text.into() } }
+}
+
+impl WordPress {
+    pub fn new(version: Version) -> WordPress {
+        let seed = Blog::seed();
+        WordPress {
+            version,
+            inner: Mutex::new(Inner { blog: seed.clone(), sessions: HashMap::new(), next_session: 1 }),
+            seed,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Handles one request (the whole site as a function).
+    pub fn handle(&self, req: &Req) -> Resp {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let session = req.session.as_ref().filter(|s| inner.sessions.contains_key(*s)).cloned();
+        if req.path == "/wp-login.php" {
+            return self.login(req, inner, session.as_deref());
+        }
+        if !req.path.starts_with("/wp-admin") {
+            if req.path == "/wp-comments-post.php" && req.post {
+                return public::post_comment(&mut inner.blog, req);
+            }
+            return public::route(self.version, &inner.blog, req);
+        }
+        let Some(sid) = session else {
+            return Resp::redirect(format!("/wp-login.php?redirect_to={}", web::urlenc(&req.path)));
+        };
+        let (notice, welcome_done) = match inner.sessions.get_mut(&sid) {
+            Some(s) => (if req.post { None } else { s.notice.take() }, s.welcome_done),
+            None => (None, false),
+        };
+        let mut ctx = Ctx { version: self.version, blog: &mut inner.blog, notice, welcome_done };
+        let file = req.path.trim_start_matches("/wp-admin").trim_start_matches('/');
+        let file = if file.is_empty() { "index.php" } else { file };
+        let out = route(&mut ctx, req, file);
+        match out {
+            Out::Resp(r) => r,
+            Out::Notice { to, notice } => {
+                if let Some(s) = inner.sessions.get_mut(&sid) {
+                    s.notice = Some(notice);
+                }
+                Resp::redirect(to)
+            }
+            Out::WelcomeDone { to } => {
+                if let Some(s) = inner.sessions.get_mut(&sid) {
+                    s.welcome_done = true;
+                }
+                Resp::redirect(to)
+            }
+        }
+    }
+
+    fn login(&self, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
+        let v2 = self.version == Version::V2;
+        match req.q("action") {
+            Some("logout") => {
+                if let Some(s) = session {
+                    inner.sessions.remove(s);
+                }
+                return Resp::Redirect { to: "/wp-login.php?loggedout=true".into(), cookie: Some(String::new()) };
+            }
+            Some("confirm_admin_email") if v2 && session.is_some() => {
+                if req.post {
+                    return Resp::redirect("/wp-admin/");
+                }
+                return Resp::Page(verify_email_page(inner.blog.opt("admin_email")));
+            }
+            _ => {}
+        }
+        if req.post {
+            let user = req.f("log").map(str::trim);
+            let good = (user == Some(USERNAME) || user == Some("admin@example.com")) && req.f("pwd") == Some(PASSWORD);
+            if !good {
+                return Resp::Page(login_page(Some(
+                    "Error: The password you entered for the username admin is incorrect. Lost your password?",
+                )));
+            }
+            let token = format!("wp{:08x}{}", inner.next_session.wrapping_mul(0x2545_F491), inner.next_session);
+            inner.next_session += 1;
+            inner.sessions.insert(token.clone(), Session::default());
+            let to = if v2 { "/wp-login.php?action=confirm_admin_email" } else { "/wp-admin/" };
+            return Resp::Redirect { to: to.into(), cookie: Some(token) };
+        }
+        if session.is_some() && req.q("loggedout").is_none() {
+            return Resp::redirect("/wp-admin/");
+        }
+        let msg = req.q("loggedout").map(|_| "You are now logged out.");
+        Resp::Page(login_page_with(None, msg))
+    }
+}
+
+fn login_page(error: Option<&str>) -> String {
+    login_page_with(error, None)
+}
+
+fn login_page_with(error: Option<&str>, message: Option<&str>) -> String {
+    let error = error.map(|e| format!("<div id=\"login_error\" role=\"alert\">{}</div>", esc(e))).unwrap_or_default();
+    let message = message.map(|m| format!("<p class=\"message\" role=\"status\">{m}</p>")).unwrap_or_default();
+    ui::shell(
+        "Log In ‹ Skillshift Journal — WordPress",
+        "login",
+        ".login main{width:320px;margin:8% auto}.login form{background:#fff;padding:24px;border:1px solid #c3c4c7}",
+        &format!(
+            "<main id=\"login\"><h1><a href=\"https://wordpress.org/\">Powered by WordPress</a></h1>{error}{message}\
+             <form name=\"loginform\" id=\"loginform\" method=\"post\" action=\"/wp-login.php\" aria-label=\"Log In\">\
+             <p><label for=\"user_login\">Username or Email Address</label><br><input type=\"text\" name=\"log\" id=\"user_login\" autocomplete=\"username\"></p>\
+             <p><label for=\"user_pass\">Password</label><br><input type=\"password\" name=\"pwd\" id=\"user_pass\" autocomplete=\"current-password\"></p>\
+             <p><input name=\"rememberme\" type=\"checkbox\" id=\"rememberme\" value=\"forever\"> <label for=\"rememberme\">Remember Me</label></p>\
+             <p class=\"submit\"><input type=\"submit\" name=\"wp-submit\" id=\"wp-submit\" class=\"button button-primary\" value=\"Log In\"></p></form>\
+             <p id=\"nav\"><a href=\"/wp-login.php?action=lostpassword\">Lost your password?</a></p>\
+             <p id=\"backtoblog\"><a href=\"/\">← Go to Skillshift Journal</a></p></main>"
+        ),
+    )
+}
+
+/// v2's "Administration email verification" screen after login (W12).
+fn verify_email_page(email: &str) -> String {
+    ui::shell(
+        "Confirm your administration email ‹ Skillshift Journal — WordPress",
+        "login",
+        ".login main{width:420px;margin:8% auto;background:#fff;padding:24px}",
+        &format!(
+            "<main id=\"login\"><form method=\"post\" action=\"/wp-login.php?action=confirm_admin_email\" aria-labelledby=\"verify-h\">\
+             <h1 id=\"verify-h\">Administration email verification</h1>\
+             <p>Please verify that the <strong>administration email</strong> for this website is still correct.</p>\
+             <p>Current administration email: <strong>{}</strong></p>\
+             <p>This email may be different from your personal email address.</p>\
+             <p><a href=\"/wp-admin/options-general.php#admin_email\">Update</a> \
+             <button type=\"submit\" name=\"correct-admin-email\" class=\"button button-primary\">The email is correct</button></p>\
+             <p><a href=\"/wp-admin/\">Remind me later</a></p></form></main>",
+            esc(email)
+        ),
+    )
+}
+
+/// Dispatches an admin file (`edit.php`, `post.php`, ...) to its screen.
+fn route(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
+    match file {
+        "index.php" => pages_admin::dashboard(ctx).into(),
+        "edit.php" if req.post => pages_posts::inline_save(ctx, req),
+        "edit.php" => pages_posts::list(ctx, req).into(),
+        "post.php" | "post-new.php" => editor::route(ctx, req, file),
+        "admin-post.php" if req.post && req.q("action") == Some("dismiss-welcome") => {
+            let back = req.f("back").filter(|b| b.starts_with("/wp-admin/")).unwrap_or("/wp-admin/post-new.php");
+            Out::WelcomeDone { to: back.to_string() }
+        }
+        "edit-comments.php" => pages_admin::comments(ctx, req).into(),
+        "comment.php" => pages_admin::comment_action(ctx, req),
+        "edit-tags.php" | "term.php" => pages_admin::terms(ctx, req, file),
+        "users.php" | "user-edit.php" | "user-new.php" | "profile.php" => pages_admin::users(ctx, req, file),
+        f if f.starts_with("options") => pages_admin::settings(ctx, req, f),
+        "themes.php" | "customize.php" | "widgets.php" | "nav-menus.php" | "theme-editor.php" | "site-editor.php" => {
+            pages_admin::appearance(ctx, req, file)
+        }
+        _ => pages_admin::simple(ctx, file),
+    }
+}
+
+impl web::Handler for WordPress {
+    fn handle(&self, req: &Req) -> Resp {
+        WordPress::handle(self, req)
+    }
+}
+
+impl App for WordPress {
+    fn router(self: Arc<Self>) -> axum::Router {
+        web::router(self)
+    }
+
+    fn reset(&self) {
+        let mut inner = self.lock();
+        inner.blog = self.seed.clone();
+        inner.sessions.clear();
+    }
 
     fn login_steps(&self) -> Vec<Step> {
-        Vec::new()
+        login_steps(self.version)
     }
 }
 
-/// STUB: the application of `version`.
+/// The steps that log in from a fresh browser (v2 confirms the admin email, W12).
+pub fn login_steps(version: Version) -> Vec<Step> {
+    let mut steps = vec![
+        goto("__WORDPRESS__/wp-login.php"),
+        fill("textbox", "Username or Email Address", USERNAME),
+        fill("textbox", "Password", PASSWORD),
+        click("button", "Log In"),
+    ];
+    if version == Version::V2 {
+        steps.push(click("button", "The email is correct"));
+    }
+    steps
+}
+
+/// The application of `version`.
 pub fn app(version: Version) -> Arc<dyn App> {
-    Arc::new(Stub { version })
+    Arc::new(WordPress::new(version))
 }
 
-/// STUB: no tasks yet.
-pub fn tasks(_version: Version) -> Vec<GeneratedTask> {
-    Vec::new()
+/// The generated tasks of `version`: 79, task `i` the same intent in both versions.
+pub fn tasks(version: Version) -> Vec<GeneratedTask> {
+    tasks::generate(version)
 }
 
-/// STUB: no skills yet.
+/// The example library's WordPress skills (written against v1).
 pub fn skills() -> Vec<Skill> {
-    Vec::new()
+    skills::skills()
 }

@@ -1,0 +1,464 @@
+//! The WordPress task generator: 19 intent templates instantiated from the
+//! seeded blog into 79 tasks (32 string_match, 27 program_html, 20
+//! url_match), with a reference solution per version. As for Magento, a
+//! template's solution is one function of (version, values) and the example
+//! skill is that function at v1 with `{{param}}` placeholders.
+
+use skillshift_common::skills::Step;
+use skillshift_common::{Site, Version};
+
+use crate::magento::kit::{assemble, click, click_nth, fill, is_v2, read, select, Check, Inst, Template};
+use crate::magento::web::{slug, urlenc};
+use crate::GeneratedTask;
+
+use super::data::{Blog, Post};
+
+const START: &str = "__WORDPRESS__/wp-admin/";
+const W: &str = "__WORDPRESS__";
+
+macro_rules! tpl {
+    ($id:expr, $name:expr, $intent:expr, [$($p:expr),*]) => {
+        Template { id: $id, name: $name, intent: $intent, params: &[$($p),*] }
+    };
+}
+
+pub const TEMPLATES: &[Template] = &[
+    tpl!(0, "wordpress_post_author", "Who wrote the post {{post}}?", ["post"]),
+    tpl!(1, "wordpress_post_comment_count", "How many approved comments does the post {{post}} have?", ["post"]),
+    tpl!(2, "wordpress_user_email", "What is the email address of the user {{user}}?", ["user"]),
+    tpl!(3, "wordpress_user_role", "What role does the user {{user}} have?", ["user"]),
+    tpl!(4, "wordpress_category_count", "How many published posts are in the category {{category}}?", ["category"]),
+    tpl!(5, "wordpress_commenter_count", "How many comments has {{author}} left (approved or pending)?", ["author"]),
+    tpl!(6, "wordpress_publish_post", "Publish a new post titled {{title}} with the text {{text}}", ["title", "text"]),
+    tpl!(7, "wordpress_rename_post", "Rename the post {{post}} to {{title}}", ["post", "title"]),
+    tpl!(8, "wordpress_tag_post", "Add the tag {{tag}} to the post {{post}}", ["post", "tag"]),
+    tpl!(9, "wordpress_approve_comment", "Approve the pending comment by {{author}}", ["author"]),
+    tpl!(10, "wordpress_trash_post", "Move the post {{post}} to the Trash", ["post"]),
+    tpl!(11, "wordpress_quick_draft", "Use Quick Edit to set the post {{post}} back to Draft", ["post"]),
+    tpl!(12, "wordpress_user_set_role", "Change the role of the user {{user}} to {{role}}", ["user", "role"]),
+    tpl!(13, "wordpress_site_title", "Change the site title to {{title}}", ["title"]),
+    tpl!(14, "wordpress_open_editor", "Open the editor for the post {{post}}", ["post"]),
+    tpl!(15, "wordpress_category_archive", "Open the public archive of the category {{category}}", ["category"]),
+    tpl!(16, "wordpress_appearance_screen", "Open Appearance > {{screen}}", ["screen"]),
+    tpl!(17, "wordpress_open_user", "Open the profile editing screen of the user {{user}}", ["user"]),
+    tpl!(18, "wordpress_view_post", "Open the public page of the post {{post}}", ["post"]),
+];
+
+fn cat(parts: Vec<Vec<Step>>) -> Vec<Step> {
+    parts.into_iter().flatten().collect()
+}
+
+fn search(menu: &[&str], label: &str, kw: &str) -> Vec<Step> {
+    let mut v: Vec<Step> = menu.iter().map(|m| click("link", m)).collect();
+    v.push(fill("searchbox", &format!("{label}:"), kw));
+    v.push(click("button", label));
+    v
+}
+
+fn posts(p: &str) -> Vec<Step> {
+    search(&["Posts"], "Search Posts", p)
+}
+
+fn users(u: &str) -> Vec<Step> {
+    search(&["Users"], "Search Users", u)
+}
+
+/// Opens a post in the editor; v2 dismisses the welcome guide (W8).
+fn edit(v: Version, p: &str) -> Vec<Step> {
+    let mut s = cat(vec![posts(p), vec![click("link", &format!("Edit “{p}”"))]]);
+    if is_v2(v) {
+        s.push(click("button", "Get started"));
+    }
+    s
+}
+
+fn title_box(v: Version) -> &'static str {
+    if is_v2(v) {
+        "Add title"
+    } else {
+        "Enter title here"
+    }
+}
+
+/// The v2 equivalent of a v1 Appearance screen (W11): the site editor section.
+fn site_editor_item(screen: &str) -> Option<(&'static str, &'static str)> {
+    match screen {
+        "Menus" => Some(("Navigation", "/wp-admin/site-editor.php?path=/navigation")),
+        "Widgets" => Some(("Patterns", "/wp-admin/site-editor.php?path=/patterns")),
+        "Customize" => Some(("Styles", "/wp-admin/site-editor.php?path=/wp_global_styles")),
+        _ => None,
+    }
+}
+
+/// The solution of template `t` in version `v` for `values` (placeholders for skills).
+pub fn solution(t: u32, v: Version, x: &[String]) -> Vec<Step> {
+    let a = x.first().map(String::as_str).unwrap_or("");
+    let b = x.get(1).map(String::as_str).unwrap_or("");
+    let v2 = is_v2(v);
+    match t {
+        0 => cat(vec![posts(a), vec![read("cell", &format!("Author {a}"))]]),
+        1 => cat(vec![posts(a), vec![read("cell", &format!("Comments {a}"))]]),
+        2 => cat(vec![users(a), vec![read("cell", &format!("Email {a}"))]]),
+        3 => cat(vec![users(a), vec![read("cell", &format!("Role {a}"))]]),
+        4 => cat(vec![
+            search(&["Posts", "Categories"], "Search Categories", a),
+            vec![read("cell", &format!("Count {a}"))],
+        ]),
+        5 => cat(vec![search(&["Comments"], "Search Comments", a), vec![read("status", "Number of items")]]),
+        6 => {
+            let mut s = vec![click("link", "Posts"), click_nth("link", if v2 { "Add New Post" } else { "Add New" }, 0)];
+            if v2 {
+                s.push(click("button", "Get started"));
+                s.push(fill("textbox", "Add title", a));
+                s.push(fill("textbox", "Empty block; start writing or type forward slash to choose a block", b));
+                s.push(click("button", "Publish"));
+                s.push(click_nth("button", "Publish", 1));
+            } else {
+                s.push(fill("textbox", "Enter title here", a));
+                s.push(fill("textbox", "Post content", b));
+                s.push(click("button", "Publish"));
+            }
+            s
+        }
+        7 => cat(vec![
+            edit(v, a),
+            vec![fill("textbox", title_box(v), b), click("button", if v2 { "Save" } else { "Update" })],
+        ]),
+        8 => {
+            let tail = if v2 {
+                vec![click("button", "Tags"), fill("textbox", "Add New Tag", b), click("button", "Save")]
+            } else {
+                vec![fill("textbox", "Add New Tag", b), click("button", "Add"), click("button", "Update")]
+            };
+            cat(vec![edit(v, a), tail])
+        }
+        9 => cat(vec![search(&["Comments"], "Search Comments", a), vec![click("link", "Approve this comment")]]),
+        10 => cat(vec![posts(a), vec![click("link", &format!("Move “{a}” to the Trash"))]]),
+        11 => cat(vec![
+            posts(a),
+            vec![
+                click(if v2 { "button" } else { "link" }, &format!("Quick edit “{a}” inline")),
+                select("Status", "Draft"),
+                click("button", "Update"),
+            ],
+        ]),
+        12 => cat(vec![users(a), vec![click("link", "Edit"), select("Role", b), click("button", "Update User")]]),
+        13 => vec![click("link", "Settings"), fill("textbox", "Site Title", a), click("button", "Save Changes")],
+        14 => cat(vec![posts(a), vec![click("link", &format!("Edit “{a}”"))]]),
+        15 => cat(vec![
+            search(&["Posts", "Categories"], "Search Categories", a),
+            vec![click("link", &format!("View “{a}” archive"))],
+        ]),
+        16 => match (v2, site_editor_item(a)) {
+            (true, Some((item, _))) => vec![click("link", "Appearance"), click("link", "Editor"), click("link", item)],
+            _ => vec![click("link", "Appearance"), click("link", a)],
+        },
+        17 => cat(vec![users(a), vec![click("link", "Edit")]]),
+        _ => cat(vec![posts(a), vec![click("link", &format!("View “{a}”"))]]),
+    }
+}
+
+const NEW_POSTS: &[(&str, &str)] = &[
+    ("Our Spring Reading List", "Five books the team could not put down this spring."),
+    ("Behind the Scenes of the Newsletter", "How a small team writes, edits and ships every week."),
+    ("A Year of Community Workshops", "Thirty workshops, twelve cities and a lot of coffee."),
+    ("Field Notes from the Coast", "Tide pools, fog and an unexpected seal colony."),
+];
+const NEW_TAGS: &[&str] = &["staff picks", "long form", "field notes", "weekend reads"];
+const SITE_TITLES: &[&str] = &["The Weekend Desk", "Field Notes Weekly"];
+const SCREENS: &[(&str, &str)] = &[
+    ("Menus", "/wp-admin/nav-menus.php"),
+    ("Widgets", "/wp-admin/widgets.php"),
+    ("Customize", "/wp-admin/customize.php"),
+    ("Themes", "/wp-admin/themes.php"),
+];
+
+/// Up to `n` items of `items` passing `keep`, taken with a stride from `from`.
+fn spread<'a, T>(items: &[&'a T], n: usize, from: usize, keep: impl Fn(&T) -> bool) -> Vec<&'a T> {
+    let len = items.len().max(1);
+    let mut out: Vec<&'a T> = Vec::new();
+    for k in 0..len {
+        let item = items[(from + k * 29) % len];
+        if keep(item) && !out.iter().any(|o| std::ptr::eq(*o, item)) {
+            out.push(item);
+            if out.len() == n {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
+    let b = Blog::seed();
+    let inst = |t: u32, values: Vec<String>, check: Check| Inst {
+        solution: solution(t, v, &values),
+        values,
+        start: START.into(),
+        check,
+    };
+    let posts: Vec<&Post> = b.posts.iter().filter(|p| p.kind == "post").collect();
+    let one = |p: &Post| b.search_posts("post", "all", &p.title).len() == 1;
+    let live = |p: &Post| p.status == "publish" && one(p);
+    let users: Vec<&super::data::User> = b.users.iter().skip(1).collect();
+    let one_user = |u: &super::data::User| b.search_users(&u.login).len() == 1;
+    let cats: Vec<&super::data::Term> = b.categories.iter().collect();
+    let one_cat = |c: &super::data::Term| b.search_terms(&b.categories, &c.name).len() == 1;
+    let mut authors: Vec<String> = b.comments.iter().map(|c| c.author.clone()).collect();
+    authors.sort();
+    authors.dedup();
+    let author_refs: Vec<&String> = authors.iter().collect();
+    let edit_url = |id: u32| format!("{W}/wp-admin/post.php?post={id}&action=edit");
+    let html = |url: String, locator: &str, text: String, exact: bool| Check::Html {
+        url,
+        locator: locator.into(),
+        text,
+        exact,
+    };
+    let mut g: Vec<Vec<Inst>> = Vec::new();
+    g.push(
+        spread(&posts, 6, 3, one)
+            .iter()
+            .map(|p| {
+                inst(0, vec![p.title.clone()], Check::Answer(b.user(p.author).map(|u| u.display()).unwrap_or_default()))
+            })
+            .collect(),
+    );
+    g.push(
+        spread(&posts, 5, 11, one)
+            .iter()
+            .map(|p| inst(1, vec![p.title.clone()], Check::Answer(b.approved_count(p.id).to_string())))
+            .collect(),
+    );
+    g.push(
+        spread(&users, 6, 2, one_user)
+            .iter()
+            .map(|u| inst(2, vec![u.login.clone()], Check::Answer(u.email.clone())))
+            .collect(),
+    );
+    g.push(
+        spread(&users, 5, 7, one_user)
+            .iter()
+            .map(|u| inst(3, vec![u.login.clone()], Check::Answer(Blog::role_label(&u.role).into())))
+            .collect(),
+    );
+    g.push(
+        spread(&cats, 5, 1, one_cat)
+            .iter()
+            .map(|c| inst(4, vec![c.name.clone()], Check::Answer(b.term_count(c.id).to_string())))
+            .collect(),
+    );
+    g.push(
+        spread(&author_refs, 5, 4, |_| true)
+            .iter()
+            .map(|a| inst(5, vec![(*a).clone()], Check::Answer(b.search_comments("all", a, None).len().to_string())))
+            .collect(),
+    );
+    g.push(
+        NEW_POSTS
+            .iter()
+            .map(|(t, c)| {
+                inst(6, vec![(*t).into(), (*c).into()], html(format!("{W}/?s={}", urlenc(t)), "", (*c).into(), false))
+            })
+            .collect(),
+    );
+    let title_loc = if is_v2(v) {
+        "document.querySelector(\"#post-title-0\").value"
+    } else {
+        "document.querySelector(\"#title\").value"
+    };
+    g.push(
+        spread(&posts, 4, 17, live)
+            .iter()
+            .map(|p| {
+                let new = format!("{}: A Second Look", p.title);
+                inst(7, vec![p.title.clone(), new.clone()], html(edit_url(p.id), title_loc, new, true))
+            })
+            .collect(),
+    );
+    g.push(
+        spread(&posts, 4, 23, live)
+            .iter()
+            .zip(NEW_TAGS)
+            .map(|(p, tag)| {
+                inst(
+                    8,
+                    vec![p.title.clone(), (*tag).into()],
+                    html(format!("{W}/tag/{}/", slug(tag)), "", p.title.clone(), false),
+                )
+            })
+            .collect(),
+    );
+    g.push(
+        spread(&author_refs, 4, 9, |a| {
+            let found = b.search_comments("all", a, None);
+            found.iter().filter(|c| c.status == "pending").count() == 1
+        })
+        .iter()
+        .map(|a| {
+            let c = b.search_comments("all", a, None).into_iter().find(|c| c.status == "pending");
+            let (post, text) = c.map(|c| (c.post, c.content.clone())).unwrap_or_default();
+            inst(
+                9,
+                vec![(*a).clone()],
+                html(format!("{W}/?p={post}"), "document.querySelector(\".comment-list\").innerText", text, false),
+            )
+        })
+        .collect(),
+    );
+    let list_check = |status: &str, p: &Post| {
+        html(
+            format!("{W}/wp-admin/edit.php?post_status={status}&s={}", urlenc(&p.title)),
+            "document.querySelector(\".wp-list-table\").innerText",
+            p.title.clone(),
+            false,
+        )
+    };
+    g.push(
+        spread(&posts, 3, 31, live).iter().map(|p| inst(10, vec![p.title.clone()], list_check("trash", p))).collect(),
+    );
+    g.push(
+        spread(&posts, 3, 41, live).iter().map(|p| inst(11, vec![p.title.clone()], list_check("draft", p))).collect(),
+    );
+    g.push(
+        spread(&users, 3, 13, |u| one_user(u) && u.role != "editor")
+            .iter()
+            .map(|u| {
+                inst(
+                    12,
+                    vec![u.login.clone(), "Editor".into()],
+                    html(
+                        format!("{W}/wp-admin/user-edit.php?user_id={}", u.id),
+                        "document.querySelector(\"#role\").value",
+                        "editor".into(),
+                        true,
+                    ),
+                )
+            })
+            .collect(),
+    );
+    g.push(
+        SITE_TITLES
+            .iter()
+            .map(|t| {
+                inst(
+                    13,
+                    vec![(*t).into()],
+                    html(
+                        format!("{W}/wp-admin/options-general.php"),
+                        "document.querySelector(\"#blogname\").value",
+                        (*t).into(),
+                        true,
+                    ),
+                )
+            })
+            .collect(),
+    );
+    g.push(
+        spread(&posts, 5, 47, one)
+            .iter()
+            .map(|p| inst(14, vec![p.title.clone()], Check::Url(edit_url(p.id))))
+            .collect(),
+    );
+    g.push(
+        spread(&cats, 5, 5, one_cat)
+            .iter()
+            .map(|c| inst(15, vec![c.name.clone()], Check::Url(format!("{W}/category/{}/", c.slug))))
+            .collect(),
+    );
+    g.push(
+        SCREENS
+            .iter()
+            .map(|(s, v1_url)| {
+                let url = match (is_v2(v), site_editor_item(s)) {
+                    (true, Some((_, u))) => u,
+                    _ => v1_url,
+                };
+                inst(16, vec![(*s).into()], Check::Url(format!("{W}{url}")))
+            })
+            .collect(),
+    );
+    g.push(
+        spread(&users, 3, 19, one_user)
+            .iter()
+            .map(|u| {
+                inst(17, vec![u.login.clone()], Check::Url(format!("{W}/wp-admin/user-edit.php?user_id={}", u.id)))
+            })
+            .collect(),
+    );
+    g.push(
+        spread(&posts, 3, 53, live)
+            .iter()
+            .map(|p| inst(18, vec![p.title.clone()], Check::Url(format!("{W}{}", p.permalink()))))
+            .collect(),
+    );
+    TEMPLATES.iter().zip(g).collect()
+}
+
+/// The 79 WordPress tasks of version `v`.
+pub fn generate(v: Version) -> Vec<GeneratedTask> {
+    assemble(Site::Wordpress, instances(v), Site::Wordpress.n_tasks())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use skillshift_common::evaluate::Verdict;
+    use skillshift_common::task::EvalType;
+
+    use super::*;
+    use crate::magento::kit::testing;
+
+    #[test]
+    fn counts_mix_and_alignment() {
+        let v1 = generate(Version::V1);
+        let v2 = generate(Version::V2);
+        assert_eq!(v1.len(), 79);
+        assert_eq!(v2.len(), 79);
+        let mut mix: BTreeMap<&str, usize> = BTreeMap::new();
+        for (a, b) in v1.iter().zip(&v2) {
+            assert_eq!(a.task.intent, b.task.intent);
+            assert_eq!(a.task.instantiation_dict, b.task.instantiation_dict);
+            let kind = match a.task.eval.eval_types[0] {
+                EvalType::StringMatch => "string",
+                EvalType::ProgramHtml => "program",
+                EvalType::UrlMatch => "url",
+            };
+            *mix.entry(kind).or_default() += 1;
+            assert_eq!(a.task.require_reset, kind == "program");
+        }
+        assert_eq!(mix, BTreeMap::from([("program", 27), ("string", 32), ("url", 20)]));
+        let templates: std::collections::BTreeSet<u32> = v1.iter().map(|t| t.task.intent_template_id).collect();
+        assert!(templates.len() >= 12);
+        let lens: Vec<usize> = v2.iter().map(|t| t.solution.len()).collect();
+        assert!(lens.iter().min() <= Some(&3) && lens.iter().max() >= Some(&8), "difficulty spread: {lens:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_v1_task_is_solved_by_its_solution_and_not_by_nothing() {
+        let bad = testing::check_all(Site::Wordpress, Version::V1, &generate(Version::V1)).await;
+        assert!(bad.is_empty(), "{} failures:\n{}", bad.len(), bad.join("\n\n"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_v2_task_is_solved_by_its_solution_and_not_by_nothing() {
+        let bad = testing::check_all(Site::Wordpress, Version::V2, &generate(Version::V2)).await;
+        assert!(bad.is_empty(), "{} failures:\n{}", bad.len(), bad.join("\n\n"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn v1_solutions_fail_on_v2_where_the_site_differs() {
+        let (v1, v2) = (generate(Version::V1), generate(Version::V2));
+        let mut differing = 0;
+        for (a, b) in v1.iter().zip(&v2) {
+            if a.solution == b.solution && a.task.eval == b.task.eval {
+                continue;
+            }
+            differing += 1;
+            let (v, why) = testing::run(Site::Wordpress, Version::V2, b, &a.solution).await;
+            assert_ne!(v, Verdict::Pass, "v1 solution passes on v2: {why}");
+        }
+        assert!(differing >= 15, "only {differing} tasks differ between versions");
+    }
+}
