@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, SkillSummary, TaskBrief};
-use skillshift_worker::agents::llm::{LlmCallInfo, LlmConfig, RetryPolicy};
+use skillshift_worker::agents::llm::{LlmCallInfo, LlmConfig, Price, RetryPolicy};
 use skillshift_worker::agents::reference::ReferenceAgent;
 use skillshift_worker::agents::scripted_llm::{
     Scripted, ScriptedLlm, COMPLETION_TOKENS, PROMPT_TOKENS, SCRIPTED_MODEL,
@@ -134,7 +134,7 @@ async fn follows_the_script_and_counts_tokens_exactly() {
 }
 
 #[tokio::test]
-async fn costs_come_from_the_price_table() {
+async fn costs_are_summed_from_the_price_of_each_call() {
     let server = ScriptedLlm::start_with_usage(
         vec![Scripted::action("click [1]"), Scripted::action("stop [x]")],
         120_000,
@@ -142,16 +142,26 @@ async fn costs_come_from_the_price_table() {
     )
     .await
     .unwrap();
-    let mut agent = ReferenceAgent::new(config(&server, "gpt-4o-mini")).unwrap();
+    // The scripted model is in no price table: the test sets a price as SKILLSHIFT_LLM_PRICE would.
+    let mut cfg = config(&server, "gpt-4o-mini");
+    cfg.price = Some(Price { input_per_mtok: 0.15, output_per_mtok: 0.60 });
+    let mut agent = ReferenceAgent::new(cfg).unwrap();
     agent.start(brief(vec![])).await.unwrap();
     agent.next(obs(0, "\t[1] link 'A'", None)).await.unwrap();
     agent.next(obs(1, "", None)).await.unwrap();
     let usage = agent.usage();
     assert_eq!((usage.llm_calls, usage.tokens_in, usage.tokens_out), (2, 240_000, 6_000));
-    // gpt-4o-mini: $0.15 per million input tokens, $0.60 per million output tokens.
     let expected = (240_000.0 * 0.15 + 6_000.0 * 0.60) / 1e6;
-    let cost = usage.cost_usd.expect("gpt-4o-mini is priced");
+    let cost = usage.cost_usd.expect("priced");
     assert!((cost - expected).abs() < 1e-12, "{cost} != {expected}");
+
+    // Without a configured price the reply's model decides; scripted-test-llm is in no table, so the cost is
+    // unknown even though a priced model was requested.
+    let server = ScriptedLlm::start(vec![Scripted::action("stop [x]")]).await.unwrap();
+    let mut agent = ReferenceAgent::new(config(&server, "gpt-4o-mini")).unwrap();
+    agent.start(brief(vec![])).await.unwrap();
+    agent.next(obs(0, "", None)).await.unwrap();
+    assert_eq!(agent.usage().cost_usd, None);
 }
 
 #[tokio::test]

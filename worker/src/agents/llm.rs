@@ -121,6 +121,13 @@ pub fn price_per_mtok(model: &str) -> Option<Price> {
         .map(|&(_, input_per_mtok, output_per_mtok)| Price { input_per_mtok, output_per_mtok })
 }
 
+/// The price of one call: the configured override, else the listed price of the model the server says
+/// answered, else (when the reply names no model) of the requested one. A reply from a model missing from the
+/// table, such as the scripted test server's, has no price, whatever was requested.
+pub fn call_price(configured: Option<Price>, response_model: Option<&str>, request_model: &str) -> Option<Price> {
+    configured.or_else(|| price_per_mtok(response_model.unwrap_or(request_model)))
+}
+
 /// Everything needed to call one model.
 #[derive(Clone, PartialEq)]
 pub struct LlmConfig {
@@ -447,8 +454,7 @@ impl OpenAiClient {
             reason: "the reply has no choices".into(),
         })?;
         let (tokens_in, tokens_out) = resp.usage.as_ref().map_or((0, 0), |u| (u.prompt_tokens, u.completion_tokens));
-        let price =
-            cfg.price.or_else(|| resp.model.as_deref().and_then(price_per_mtok)).or_else(|| price_per_mtok(&cfg.model));
+        let price = call_price(cfg.price, resp.model.as_deref(), &cfg.model);
         let (server_address, server_port) = cfg.server();
         let info = LlmCallInfo {
             provider: cfg.provider().to_string(),
@@ -649,6 +655,11 @@ mod tests {
         assert_eq!(p("scripted-test-llm"), None);
         let price = Price { input_per_mtok: 2.5, output_per_mtok: 10.0 };
         assert!((price.cost(1_000_000, 100_000) - 3.5).abs() < 1e-12);
+        let own = Price { input_per_mtok: 1.0, output_per_mtok: 1.0 };
+        assert_eq!(call_price(None, Some("gpt-4o-2024-08-06"), "gpt-4o"), Some(price));
+        assert_eq!(call_price(None, None, "gpt-4o"), Some(price));
+        assert_eq!(call_price(None, Some("scripted-test-llm"), "gpt-4o"), None);
+        assert_eq!(call_price(Some(own), Some("scripted-test-llm"), "x"), Some(own));
     }
 
     #[test]

@@ -1,0 +1,93 @@
+//! `skillshift run UID --condition src --agent A` as a user runs it, with real Chromium and the embedded
+//! fixture sites: `--agent reference` against the scripted OpenAI-compatible test server (a labelled stand-in
+//! for a paid LLM, reached through `OPENAI_BASE_URL`), and `--agent 'cmd:python3 examples/agent.py'`.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use std::process::{Command, Output};
+
+use skillshift_common::{Site, Version};
+use skillshift_worker::agents::scripted_llm::{element_id, Scripted, ScriptedLlm, COMPLETION_TOKENS, PROMPT_TOKENS};
+
+/// The uid and query of the first GitLab v1 search task ("Search GitLab for \"...\"", judged by url_match).
+fn search_task() -> (String, String) {
+    let tasks = skillshift_sites::tasks(Site::Gitlab, Version::V1);
+    let (i, g) = tasks.iter().enumerate().find(|(_, g)| g.task.intent.starts_with("Search GitLab for")).unwrap();
+    (format!("skillshift.gitlab.v1.{i}"), g.task.intent.split('"').nth(1).unwrap().to_string())
+}
+
+/// Runs `skillshift run` with an empty data directory (so the fixture sites' generated tasks are used) and no
+/// skill library, and returns its output and the record it printed last.
+fn skillshift_run(uid: &str, agent: &str, env: &[(&str, &str)]) -> (Output, serde_json::Value) {
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
+    cmd.args(["run", uid, "--condition", "src", "--agent", agent, "--skills", "none", "--max-steps", "5"])
+        .arg("--data")
+        .arg(data.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_MODEL");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    println!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let record = stdout.lines().rev().find_map(|l| serde_json::from_str(l).ok()).unwrap_or_default();
+    (out, record)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_with_the_reference_agent_against_the_scripted_llm() {
+    let (uid, query) = search_task();
+    let q = query.clone();
+    let server = ScriptedLlm::start(vec![
+        Scripted::Status(429),
+        Scripted::compute_action(move |req| match element_id(&req.last_message(), "searchbox", "Search GitLab") {
+            Some(id) => format!("type [{id}] [{q}] [1]"),
+            None => "stop [no search box]".into(),
+        }),
+        Scripted::action("stop []"),
+    ])
+    .await
+    .unwrap();
+    let base = server.base_url();
+    let (out, record) =
+        tokio::task::spawn_blocking(move || skillshift_run(&uid, "reference", &[("OPENAI_BASE_URL", &base)]))
+            .await
+            .unwrap();
+    assert!(out.status.success(), "exit {:?}", out.status);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("] [{query}] [1]")), "the trajectory shows the typed query:\n{stdout}");
+    assert_eq!(record["outcome"], "success", "{record}");
+    assert_eq!(record["steps"], 2);
+    assert_eq!(record["llm_calls"], 2, "the 429 is retried inside one call");
+    assert_eq!(record["tokens_in"], 2 * PROMPT_TOKENS);
+    assert_eq!(record["tokens_out"], 2 * COMPLETION_TOKENS);
+    assert!(record["cost_usd"].is_null(), "the scripted model has no price: {record}");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_with_the_python_example_agent() {
+    let (uid, query) = search_task();
+    let (out, record) =
+        tokio::task::spawn_blocking(move || skillshift_run(&uid, "cmd:python3 examples/agent.py", &[])).await.unwrap();
+    assert!(out.status.success(), "exit {:?}", out.status);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&query));
+    assert_eq!(record["outcome"], "success", "{record}");
+    assert_eq!(record["steps"], 2);
+    assert_eq!(record["llm_calls"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_with_a_malformed_external_agent_records_an_agent_error() {
+    let (uid, _) = search_task();
+    let (out, record) =
+        tokio::task::spawn_blocking(move || skillshift_run(&uid, "cmd:sh -c 'echo not-json; sleep 30'", &[]))
+            .await
+            .unwrap();
+    assert!(out.status.success(), "an agent error is a measurement-less record, not a failed command");
+    assert_eq!(record["outcome"], "error", "{record}");
+    assert_eq!(record["error"], "agent");
+}
