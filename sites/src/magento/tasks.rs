@@ -41,7 +41,12 @@ pub const TEMPLATES: &[Template] = &[
     ),
     tpl!(12, "magento_product_description", "Set the description of {{product}} to {{text}}", ["product", "text"]),
     tpl!(13, "magento_approve_review", "Approve the pending review titled {{review}}", ["review"]),
-    tpl!(14, "magento_order_comment", "Add the comment {{comment}} to order #{{order}}", ["order", "comment"]),
+    tpl!(
+        14,
+        "magento_cms_page_content",
+        "Replace the content of the CMS page {{page}} with {{text}}",
+        ["page", "text"]
+    ),
     tpl!(15, "magento_open_product", "Open the edit page of the product {{product}}", ["product"]),
     tpl!(16, "magento_open_report", "Open the Reports > {{report}} page", ["report"]),
     tpl!(
@@ -138,7 +143,13 @@ pub fn solution(t: u32, v: Version, x: &[String]) -> Vec<Step> {
             search(a),
             vec![click("link", "Edit"), select("Status", "Approved"), click("button", "Save Review")],
         ]),
-        14 => cat(vec![view_order(a), vec![fill("textbox", "Comment", b), click("button", "Submit Comment")]]),
+        14 => cat(vec![
+            nav("Content", "Pages"),
+            search(a),
+            vec![click("link", "Edit"), content_section()],
+            rich_text(v, "Content", b),
+            vec![click("button", "Save")],
+        ]),
         15 => cat(vec![products(), search(a), vec![click("link", "Edit")]]),
         16 => nav("Reports", a),
         17 => cat(vec![customers(), search(a), vec![click("link", "Edit"), click("link", "Orders")]]),
@@ -161,8 +172,11 @@ const DESCRIPTIONS: &[&str] = &[
     "Padded straps keep heavy loads comfortable.",
     "Machine washable and quick to dry.",
 ];
-const COMMENTS: &[&str] =
-    &["Customer asked for gift wrapping", "Address confirmed by phone", "Ship with the next carrier pickup"];
+const PAGE_TEXTS: &[&str] = &[
+    "Our store is closed on public holidays.",
+    "Orders ship within two business days.",
+    "Questions? Call us any weekday.",
+];
 const REPORTS: &[(&str, &str)] = &[
     ("Low Stock", "/admin/reports/report_product/lowstock/"),
     ("Bestsellers", "/admin/reports/report_sales/bestsellers/"),
@@ -360,17 +374,20 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
             })
             .collect(),
     );
-    // 14: order comment.
+    // 14: replace a CMS page's content (checked on the storefront).
     groups.push(
-        spread(&s.orders, 3, 83, |_| true)
+        spread(&s.pages, 3, 5, |p| p.active && s.search_pages(&p.title).len() == 1)
             .iter()
-            .zip(COMMENTS)
-            .map(|(o, c)| {
-                inst(
-                    14,
-                    vec![o.increment.clone(), (*c).into()],
-                    Check::Html { url: order_url(o.id), locator: String::new(), text: (*c).into(), exact: false },
-                )
+            .zip(PAGE_TEXTS)
+            .map(|(p, t)| {
+                let url = format!("{M}/{}", p.identifier);
+                let check = Check::Html {
+                    url,
+                    locator: "document.querySelector(\".cms-content\").innerText".into(),
+                    text: (*t).into(),
+                    exact: true,
+                };
+                inst(14, vec![p.title.clone(), (*t).into()], check)
             })
             .collect(),
     );
