@@ -39,7 +39,7 @@ impl From<BrowserError> for ActError {
 }
 
 /// How long a click or keypress waits for a navigation it may have started.
-const SETTLE_START: Duration = Duration::from_millis(120);
+const SETTLE_START: Duration = Duration::from_millis(40);
 const SETTLE_MAX: Duration = Duration::from_secs(10);
 
 /// Executes one primitive action. `resolve` maps a printed id to its element.
@@ -146,24 +146,33 @@ async fn mouse(session: &Session, kind: &str, x: f64, y: f64, clicks: u32) -> Re
     Ok(())
 }
 
-/// Marks the current document so [`settle`] can tell whether a navigation happened.
+/// Marks the current document so [`settle`] can tell whether a navigation
+/// started (`beforeunload` fires when one begins) and whether it has committed.
 async fn mark(session: &Session) -> Result<u64, ActError> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let token = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    session.eval(&format!("window.__skillshiftMark = {token}; true")).await?;
+    session
+        .eval(&format!(
+            "window.__skillshiftMark = {token}; window.__skillshiftLeaving = false; \
+             addEventListener('beforeunload', () => {{ window.__skillshiftLeaving = true; }}, {{once: true}}); true"
+        ))
+        .await?;
     Ok(token)
 }
 
-/// Waits until a navigation started by the last input (if any) has loaded.
+/// Waits until a navigation started by the last input (if any) has loaded: done
+/// at once when no navigation began within [`SETTLE_START`], else when the new
+/// document is complete (bounded by [`SETTLE_MAX`]).
 pub async fn settle(session: &Session, token: u64) -> Result<(), ActError> {
     let start = Instant::now();
     loop {
-        let probe = format!("[window.__skillshiftMark === {token}, document.readyState]");
+        let probe = format!("[window.__skillshiftMark === {token}, document.readyState, window.__skillshiftLeaving === true]");
         match session.eval(&probe).await {
             Ok(v) => {
                 let same = v.get(0).and_then(Value::as_bool).unwrap_or(false);
                 let ready = v.get(1).and_then(Value::as_str) == Some("complete");
-                if ready && (!same || start.elapsed() >= SETTLE_START) {
+                let leaving = v.get(2).and_then(Value::as_bool).unwrap_or(false);
+                if ready && (!same || (!leaving && start.elapsed() >= SETTLE_START)) {
                     return Ok(());
                 }
             }
@@ -174,7 +183,7 @@ pub async fn settle(session: &Session, token: u64) -> Result<(), ActError> {
         if start.elapsed() >= SETTLE_MAX {
             return Ok(());
         }
-        tokio::time::sleep(Duration::from_millis(15)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
