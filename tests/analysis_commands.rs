@@ -1,0 +1,244 @@
+//! `skillshift compare`, `calibrate` and `leaderboard` as a user runs them:
+//! the built binary on temporary files, checking output, exit codes and the
+//! one error line. Records are synthetic (generated noise), never results.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use skillshift_common::synth::{write_grid, Plan};
+
+fn skillshift(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skillshift"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run skillshift")
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf8 path")
+}
+
+fn synthetic(dir: &Path, name: &str, treatment: &str, success_pct: u64, seed: u64) -> PathBuf {
+    let plan =
+        Plan { treatment: treatment.into(), reps: 1, error_pct: 2, skills: true, max_calls: 1, success_pct, seed };
+    let p = dir.join(name);
+    let mut buf = Vec::new();
+    write_grid(&plan, &mut buf).expect("generate");
+    std::fs::write(&p, buf).expect("write");
+    p
+}
+
+#[test]
+fn compare_gives_better_worse_and_the_seed_004_verdict() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let weak = synthetic(dir.path(), "control.jsonl", "CONTROL", 10, 3);
+    let strong = synthetic(dir.path(), "asi.jsonl", "ASI", 60, 3);
+    let o = skillshift(&["compare", "--baseline", s(&weak), "--candidate", s(&strong)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let t = out(&o);
+    assert!(t.contains("verdict: better"), "{t}");
+    assert!(t.contains("seed-004 verdict (delta >= 0): pass"));
+    assert!(t.contains("warning: weak baseline: baseline SR"), "{t}");
+    assert!(t.contains("paired (162)"), "both ran the same units: {t}");
+    assert!(t.lines().any(|l| l.starts_with("overall (macro)")));
+
+    let o = skillshift(&["compare", "--baseline", s(&strong), "--candidate", s(&weak), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "a regression alone is not an error");
+    let v: Value = serde_json::from_str(&out(&o)).expect("json");
+    assert_eq!(v["verdict"], "worse");
+    assert_eq!(v["seed004_verdict"], "fail");
+    assert_eq!(v["cells"].as_array().expect("cells").len(), 18);
+    let [lo, hi] = [v["overall"]["interval"][0].as_f64(), v["overall"]["interval"][1].as_f64()];
+    assert!(lo.expect("lo") < hi.expect("hi") && hi.expect("hi") < 0.0);
+    let o = skillshift(&["compare", "--baseline", s(&strong), "--candidate", s(&weak), "--fail-on-regression"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn compare_with_one_seed_is_inconclusive_and_differing_contracts_are_directional_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a_dir).expect("mkdir");
+    std::fs::create_dir_all(&b_dir).expect("mkdir");
+    let a = synthetic(&a_dir, "per_task.jsonl", "X", 40, 5);
+    let b = synthetic(&b_dir, "per_task.jsonl", "X", 40, 5);
+    let o = skillshift(&["compare", "--baseline", s(&a), "--candidate", s(&b)]);
+    assert!(
+        out(&o).contains("verdict: inconclusive (the 95% interval of the overall SR delta spans 0)"),
+        "{}",
+        out(&o)
+    );
+
+    std::fs::write(a_dir.join("contract.json"), r#"{"model": {"name": "m1"}, "max_steps": 10, "temperature": 0}"#)
+        .expect("write");
+    std::fs::write(b_dir.join("contract.json"), r#"{"model": {"name": "m2"}, "max_steps": 15, "temperature": 0}"#)
+        .expect("write");
+    let strong = synthetic(&b_dir, "per_task.jsonl", "X", 90, 5);
+    let o = skillshift(&["compare", "--baseline", s(&a), "--candidate", s(&strong), "--format", "json"]);
+    let v: Value = serde_json::from_str(&out(&o)).expect("json");
+    assert_eq!(v["verdict"], "inconclusive", "a large delta under another contract is no verdict");
+    assert_eq!(v["directional_only"], true);
+    assert_eq!(v["contract"]["differing"], serde_json::json!(["max_steps", "model.name"]));
+    let o = skillshift(&["compare", "--baseline", s(&a), "--candidate", s(&strong)]);
+    assert!(out(&o).contains("directional only"));
+}
+
+#[test]
+fn compare_two_treatments_of_one_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut buf = Vec::new();
+    for (t, pct) in [("CONTROL", 30), ("ASI", 35)] {
+        let plan =
+            Plan { treatment: t.into(), reps: 2, error_pct: 0, skills: true, max_calls: 1, success_pct: pct, seed: 1 };
+        write_grid(&plan, &mut buf).expect("gen");
+    }
+    let f = dir.path().join("both.jsonl");
+    std::fs::write(&f, buf).expect("write");
+    let o = skillshift(&["compare", "--baseline", s(&f), "--candidate", s(&f)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("name two treatments"), "{}", err(&o));
+    let o = skillshift(&[
+        "compare",
+        "--baseline",
+        s(&f),
+        "--candidate",
+        s(&f),
+        "--treatment-baseline",
+        "CONTROL",
+        "--treatment-candidate",
+        "ASI",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains("baseline CONTROL"));
+    assert!(out(&o).contains("paired (324)"), "2 reps x 162 families: {}", out(&o));
+}
+
+#[test]
+fn calibrate_refuses_what_it_cannot_check_with_exit_2() {
+    // The shipped anchor is unpublished.
+    let o = skillshift(&["calibrate", "--records", "Cargo.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("is unpublished"), "{}", err(&o));
+    assert_eq!(err(&o).lines().count(), 1);
+    // The step budget is checked before anything else: the missing records file is never opened.
+    let o = skillshift(&["calibrate", "--max-steps", "15", "--records", "/nonexistent.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--max-steps 15 differs from the anchor's max_steps 10"), "{}", err(&o));
+    let o = skillshift(&["calibrate", "--dry-run", "--max-steps", "12"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = skillshift(&["calibrate", "--reference", "/nonexistent/anchor.json", "--records", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("cannot read anchor /nonexistent/anchor.json"));
+    let o = skillshift(&["calibrate", "--dry-run", "--subset", "/nonexistent/set.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("calibration subset missing"));
+}
+
+#[test]
+fn calibrate_dry_run_prints_cells_counts_and_uids() {
+    let o = skillshift(&["calibrate", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let t = out(&o);
+    assert!(t.contains("30 families x 6 conditions = 180 runs"), "{t}");
+    assert!(t.contains("gitlab: 14 of 162 families: 0 11 23 34"));
+    assert!(t.lines().any(|l| l.starts_with("  magento    tgt-exec   10 tasks  skillshift.magento.v2.0 ")), "{t}");
+    let o = skillshift(&["calibrate", "--dry-run", "--site", "wordpress"]);
+    assert!(out(&o).contains("6 families x 6 conditions = 36 runs"));
+    assert!(out(&o).contains("skillshift.wordpress.v1.65"));
+}
+
+#[test]
+fn calibrate_anchor_then_grade_passes_a_match_and_fails_a_shift() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reference = synthetic(dir.path(), "reference.jsonl", "reference", 40, 9);
+    let anchor = dir.path().join("anchor.json");
+    let o = skillshift(&["calibrate", "anchor", "--records", s(&reference), "--out", s(&anchor)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(&anchor).expect("anchor")).expect("json");
+    assert_eq!(a["status"], "published");
+    assert_eq!(a["max_steps"], 10);
+    let sr = &a["cells"]["wordpress"]["src"]["SR"];
+    let (p, n) = (sr["value"].as_f64().expect("value") / 100.0, 6.0);
+    assert!((sr["sigma"].as_f64().expect("sigma") - 100.0 * (p * (1.0 - p) / n).sqrt()).abs() < 1e-9);
+
+    let o = skillshift(&["calibrate", "--records", s(&reference), "--reference", s(&anchor)]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    let t = out(&o);
+    assert_eq!(t.lines().filter(|l| l.contains(" PASS  [image ")).count(), 36, "{t}");
+    assert_eq!(t.lines().filter(|l| l.ends_with("[not gated]")).count(), 36);
+    assert!(t.contains("  gitlab     tgt       SR   observed "), "{t}");
+
+    let shifted = synthetic(dir.path(), "shifted.jsonl", "reference", 100, 9);
+    let o = skillshift(&["calibrate", "--records", s(&shifted), "--reference", s(&anchor)]);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(out(&o).lines().any(|l| l.contains(" SR ") && l.contains("FAIL  [image gitlab-v2]")), "{}", out(&o));
+    // --site grades one website only.
+    let o = skillshift(&["calibrate", "--records", s(&shifted), "--reference", s(&anchor), "--site", "magento"]);
+    assert!(out(&o).lines().all(|l| !l.contains("[image gitlab")));
+
+    // Records missing for a cell: exit 2.
+    let text = std::fs::read_to_string(&reference).expect("read");
+    let only_gitlab: String =
+        text.lines().filter(|l| l.contains("\"site\":\"gitlab\"")).map(|l| format!("{l}\n")).collect();
+    let g = dir.path().join("gitlab.jsonl");
+    std::fs::write(&g, only_gitlab).expect("write");
+    let o = skillshift(&["calibrate", "--records", s(&g), "--reference", s(&anchor)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("records missing for cell magento src"), "{}", err(&o));
+    let o = skillshift(&["calibrate", "--records", s(&g), "--reference", s(&anchor), "--site", "gitlab"]);
+    assert_eq!(o.status.code(), Some(0));
+    // Without records, calibrate needs a coordinator.
+    let o = skillshift(&["calibrate", "--reference", s(&anchor)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("needs a running coordinator"), "{}", err(&o));
+}
+
+#[test]
+fn leaderboard_validate_and_render() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let entries = dir.path().join("entries");
+    std::fs::create_dir_all(&entries).expect("mkdir");
+    for (name, pct) in [("low", 20), ("high", 70)] {
+        let f = synthetic(dir.path(), &format!("{name}.jsonl"), name, pct, 2);
+        let o = skillshift(&["report", s(&f), "--format", "json"]);
+        assert!(o.status.success());
+        std::fs::write(entries.join(format!("{name}.json")), out(&o)).expect("write");
+    }
+    let o = skillshift(&["leaderboard", "validate", s(&entries.join("low.json")), s(&entries.join("high.json"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+
+    // A mistyped cell breaks the identity; a calibration-sized run fails n.tasks.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(entries.join("low.json")).expect("r")).expect("j");
+    v["metrics"]["SR"]["websites"]["gitlab"] = serde_json::json!(99.0);
+    v["n"]["tasks"]["wordpress"] = serde_json::json!(6);
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, v.to_string()).expect("write");
+    let o = skillshift(&["leaderboard", "validate", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = out(&o);
+    assert!(t.lines().any(|l| l.contains("refused: identity: SR: mean(3 websites)")), "{t}");
+    assert!(t.contains("refused: n.tasks: n.tasks.wordpress is 6, expected 79"), "{t}");
+    let o = skillshift(&["leaderboard", "validate", s(&bad), "/nonexistent.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(err(&o).lines().count(), 1);
+
+    std::fs::copy(&bad, entries.join("bad.json")).expect("copy");
+    let page = dir.path().join("board.html");
+    let o = skillshift(&["leaderboard", "render", s(&entries), "--out", s(&page)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).contains("skipped"), "refused entries are left out");
+    let html = std::fs::read_to_string(&page).expect("page");
+    assert!(html.find(">high<").expect("high") < html.find(">low<").expect("low"), "sorted by SR");
+    assert!(!html.contains("data-sort=\"SFR\""));
+    assert!(html.contains("data-sort=\"ASC\""));
+}
