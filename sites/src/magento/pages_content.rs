@@ -228,11 +228,14 @@ fn save_page(ctx: &mut Ctx, req: &Req, id: Option<u32>) -> Out {
     ok(format!("/admin/cms/page/edit/page_id/{id}/"), "You saved the page.")
 }
 
+/// A report's title, columns (id, label) and rows of cells.
+type Report<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<Vec<String>>);
+
 /// The reports this fixture computes; other report menu items are empty grids.
 fn report(ctx: &Ctx, path: &str) -> Out {
     let s = &*ctx.store;
     let live = || s.orders.iter().filter(|o| o.status != "Canceled");
-    let (title, cols, rows): (&str, Vec<(&str, &str)>, Vec<Vec<String>>) = match path {
+    let (title, cols, rows): Report = match path {
         "/admin/reports/report_sales/sales" => {
             let mut by: BTreeMap<String, (usize, u32, u64)> = BTreeMap::new();
             for o in live() {

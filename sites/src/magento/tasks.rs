@@ -188,7 +188,7 @@ const REPORTS: &[(&str, &str)] = &[
 ];
 
 /// Every `step`-th item of `items` starting at `from`, up to `n` of those passing `keep`.
-fn spread<'a, T>(items: &'a [T], n: usize, from: usize, keep: impl Fn(&T) -> bool) -> Vec<&'a T> {
+fn spread<T>(items: &[T], n: usize, from: usize, keep: impl Fn(&T) -> bool) -> Vec<&T> {
     let len = items.len().max(1);
     let stride = 37;
     let mut out = Vec::new();

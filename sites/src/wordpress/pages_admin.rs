@@ -214,7 +214,7 @@ pub fn terms(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
     if req.post {
         let name = req.f("tag-name").unwrap_or("").trim().to_string();
         if name.is_empty() {
-            return err(list_url, format!("A name is required for this term."));
+            return err(list_url, "A name is required for this term.");
         }
         let b = &mut *ctx.blog;
         let terms = if is_cat { &mut b.categories } else { &mut b.tags };
@@ -230,7 +230,7 @@ pub fn terms(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
             return ok(list_url, format!("{singular} updated."));
         }
         if terms.iter().any(|t| t.name.eq_ignore_ascii_case(&name)) {
-            return err(list_url, format!("A term with the name provided already exists in this taxonomy."));
+            return err(list_url, "A term with the name provided already exists in this taxonomy.");
         }
         let id = if is_cat {
             terms.iter().map(|t| t.id).max().unwrap_or(0) + 1
@@ -360,9 +360,8 @@ pub fn users(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
                  <tr><th><label for=\"first_name\">First Name</label></th><td><input type=\"text\" id=\"first_name\" name=\"first_name\"></td></tr>\
                  <tr><th><label for=\"last_name\">Last Name</label></th><td><input type=\"text\" id=\"last_name\" name=\"last_name\"></td></tr>\
                  <tr><th><label for=\"role\">Role</label></th><td>{}</td></tr></table>\
-                 <p class=\"submit\"><button type=\"submit\" class=\"button button-primary\">{}</button></p></form>",
+                 <p class=\"submit\"><button type=\"submit\" class=\"button button-primary\">Add New User</button></p></form>",
                 role_select("subscriber"),
-                if ctx.v2() { "Add New User" } else { "Add New User" }
             );
             ctx.page("users", "user-new.php", "Add New User", "", &body).into()
         }
@@ -616,6 +615,5 @@ pub fn simple(ctx: &Ctx, file: &str) -> Out {
             .into()
         }
     };
-    let _ = section_of;
     ctx.page(section_of(file, None), file, title, "", "<p>Nothing to show here yet.</p>").into()
 }
