@@ -139,7 +139,7 @@ pub fn admin_bar(blogname: &str, pending: usize) -> String {
         "<div id=\"wpadminbar\" role=\"navigation\" aria-label=\"Toolbar\"><ul>\
          <li><a href=\"/wp-admin/about.php\" aria-label=\"About WordPress\">W</a></li>\
          <li><a href=\"/\">{}</a></li>\
-         <li><a href=\"/wp-admin/edit-comments.php\"><span aria-hidden=\"true\">💬 {pending}</span><span class=\"screen-reader-text\">{pending} Comments in moderation</span></a></li>\
+         <li><a href=\"/wp-admin/edit-comments.php\"><span aria-hidden=\"true\">✉ {pending}</span><span class=\"screen-reader-text\">{pending} Comments in moderation</span></a></li>\
          <li><a href=\"/wp-admin/post-new.php\"><span aria-hidden=\"true\">+</span> New</a></li>\
          <li class=\"right\"><a href=\"/wp-admin/profile.php\">Howdy, admin</a></li>\
          <li class=\"right\"><a href=\"/wp-login.php?action=logout\">Log Out</a></li></ul></div>",
@@ -290,4 +290,10 @@ const CSS: &str = "body{margin:0;font:13px/1.4 -apple-system,'Segoe UI',Roboto,s
 .form-table input[type=text],.form-table input[type=email],.form-table select,.form-table textarea{width:25em;padding:4px}\
 #wpfooter{padding:10px 20px;color:#50575e}.postbox{background:#fff;border:1px solid #c3c4c7;margin-bottom:16px;padding:0 12px 12px}\
 .inline-edit-row td{background:#fff;padding:12px}[role=dialog]{position:fixed;inset:15vh 25vw auto;background:#fff;padding:32px;\
-box-shadow:0 10px 40px #0008;z-index:99;border-radius:4px}[role=dialog][hidden]{display:none}";
+box-shadow:0 10px 40px #0008;z-index:99;border-radius:4px}[role=dialog][hidden]{display:none}\
+#post-body{display:grid;grid-template-columns:1fr 300px;gap:0 20px;align-items:start}#post-body>*{grid-column:1}\
+#post-body>aside{grid-column:2;grid-row:1/span 4}#titlediv label{display:block;color:#646970;margin-bottom:4px}\
+#titlediv input{width:100%;box-sizing:border-box;font-size:1.6em;padding:4px 8px}#content{width:100%;box-sizing:border-box}\
+.postbox h2{font-size:14px}.category-tabs{list-style:none;padding:0;display:flex;gap:10px}#category-all{list-style:none;padding:0}\
+.components-panel__body-title button{width:100%;text-align:left;border:0;border-top:1px solid #ddd;border-radius:0;background:none;\
+padding:12px 0;font-weight:600;color:#1e1e1e}";
