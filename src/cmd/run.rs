@@ -161,7 +161,11 @@ fn show(e: &Event, observations: bool) -> Option<String> {
             s
         }
         Event::Reported { step, name, ok, error } => {
-            format!("step {step:>2}  reported skill {name}: {}{}", if *ok { "ok" } else { "FAILED" }, error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default())
+            format!(
+                "step {step:>2}  reported skill {name}: {}{}",
+                if *ok { "ok" } else { "FAILED" },
+                error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+            )
         }
         Event::Score { details } => details.iter().map(|d| format!("score    {d}")).collect::<Vec<_>>().join("\n"),
         Event::Note(n) => format!("note     {n}"),

@@ -18,7 +18,9 @@ fn page() -> String {
     for i in 0..20 {
         s.push_str(&format!("<li><a href=\"/p/{i}\">Section {i}</a></li>"));
     }
-    s.push_str("</ul></nav><main><h1>Items</h1><table><tr><th>Name</th><th>Owner</th><th>Status</th><th>Actions</th></tr>");
+    s.push_str(
+        "</ul></nav><main><h1>Items</h1><table><tr><th>Name</th><th>Owner</th><th>Status</th><th>Actions</th></tr>",
+    );
     for i in 0..60 {
         s.push_str(&format!(
             "<tr><td><a href=\"/item/{i}\">Item {i}</a></td><td>owner{i}</td><td>open</td>\
@@ -59,6 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lines = snap.text.lines().count();
     println!("page: {nodes} AX nodes, {lines} observation lines, {} printed ids", snap.ids.len());
 
+    let mut rtt = Vec::new();
     let mut raw = Vec::new();
     let mut obs = Vec::new();
     let mut clicks = Vec::new();
@@ -69,6 +72,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|l| l.trim_start().strip_prefix('[')?.split(']').next()?.parse::<u64>().ok())
         .ok_or("no button in the observation")?;
     for _ in 0..rounds {
+        let t = Instant::now();
+        session.cdp("Runtime.evaluate", serde_json::json!({"expression": "1"})).await?;
+        rtt.push(t.elapsed());
         let t = Instant::now();
         fetch_tree(&session).await?;
         raw.push(t.elapsed());
@@ -81,6 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| e.to_string())?;
         clicks.push(t.elapsed());
     }
+    stats("devtools round trip (evaluate 1)", rtt);
     stats("getFullAXTree only", raw);
     stats("observe (tree + render + url/title)", obs);
     stats("click (hit test + input + settle)", clicks);

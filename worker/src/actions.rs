@@ -44,12 +44,9 @@ const SETTLE_MAX: Duration = Duration::from_secs(10);
 
 /// Executes one primitive action. `resolve` maps a printed id to its element.
 /// `Stop` does nothing here: the run loop ends the attempt.
-pub async fn execute(
-    session: &Session,
-    action: &Action,
-    resolve: impl Fn(u64) -> Option<i64>,
-) -> Result<(), ActError> {
-    let element = |id: u64| resolve(id).ok_or_else(|| ActError::Failed(format!("no element with id [{id}] on this page")));
+pub async fn execute(session: &Session, action: &Action, resolve: impl Fn(u64) -> Option<i64>) -> Result<(), ActError> {
+    let element =
+        |id: u64| resolve(id).ok_or_else(|| ActError::Failed(format!("no element with id [{id}] on this page")));
     match action {
         Action::Click { id } => click(session, element(*id)?).await,
         Action::Type { id, text, enter } => type_text(session, element(*id)?, text, *enter).await,
@@ -166,7 +163,8 @@ async fn mark(session: &Session) -> Result<u64, ActError> {
 pub async fn settle(session: &Session, token: u64) -> Result<(), ActError> {
     let start = Instant::now();
     loop {
-        let probe = format!("[window.__skillshiftMark === {token}, document.readyState, window.__skillshiftLeaving === true]");
+        let probe =
+            format!("[window.__skillshiftMark === {token}, document.readyState, window.__skillshiftLeaving === true]");
         match session.eval(&probe).await {
             Ok(v) => {
                 let same = v.get(0).and_then(Value::as_bool).unwrap_or(false);
@@ -346,7 +344,10 @@ async fn key(session: &Session, k: &str, modifiers: u32) -> Result<(), ActError>
     }
     session.cdp("Input.dispatchKeyEvent", down).await?;
     session
-        .cdp("Input.dispatchKeyEvent", json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": kc, "modifiers": modifiers}))
+        .cdp(
+            "Input.dispatchKeyEvent",
+            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": kc, "modifiers": modifiers}),
+        )
         .await?;
     Ok(())
 }
@@ -358,7 +359,10 @@ pub async fn scroll(session: &Session, down: bool) -> Result<(), ActError> {
     let h = v.get(1).and_then(Value::as_f64).unwrap_or(720.0);
     let dy = if down { h } else { -h };
     session
-        .cdp("Input.dispatchMouseEvent", json!({"type": "mouseWheel", "x": w / 2.0, "y": h / 2.0, "deltaX": 0, "deltaY": dy}))
+        .cdp(
+            "Input.dispatchMouseEvent",
+            json!({"type": "mouseWheel", "x": w / 2.0, "y": h / 2.0, "deltaX": 0, "deltaY": dy}),
+        )
         .await?;
     tokio::time::sleep(Duration::from_millis(30)).await;
     Ok(())

@@ -248,7 +248,8 @@ pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
                 if !tree.nodes.is_empty() {
                     return Ok(tree);
                 }
-                last = Some(BrowserError::Cdp { cmd: "Accessibility.getFullAXTree".into(), message: "empty tree".into() });
+                last =
+                    Some(BrowserError::Cdp { cmd: "Accessibility.getFullAXTree".into(), message: "empty tree".into() });
             }
             Err(e) if e.is_fatal() => return Err(e),
             Err(e) => last = Some(e),

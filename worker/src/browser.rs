@@ -83,9 +83,10 @@ impl BrowserError {
     /// go on and is recorded as `error` / `browser`.
     pub fn is_fatal(&self) -> bool {
         match self {
-            BrowserError::Driver(_) | BrowserError::Session(_) | BrowserError::Timeout { .. } | BrowserError::Lost(_) => {
-                true
-            }
+            BrowserError::Driver(_)
+            | BrowserError::Session(_)
+            | BrowserError::Timeout { .. }
+            | BrowserError::Lost(_) => true,
             BrowserError::Cdp { message, .. } | BrowserError::WebDriver(message) => fatal_message(message),
             BrowserError::Navigation { .. } => false,
         }
@@ -287,10 +288,11 @@ impl Session {
             return Err(BrowserError::Session("capabilities are not an object".into()));
         };
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let client = tokio::time::timeout(cfg.start_timeout, ClientBuilder::new(connector).capabilities(caps).connect(&url))
-            .await
-            .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
-            .map_err(|e| BrowserError::Session(e.to_string()))?;
+        let client =
+            tokio::time::timeout(cfg.start_timeout, ClientBuilder::new(connector).capabilities(caps).connect(&url))
+                .await
+                .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
+                .map_err(|e| BrowserError::Session(e.to_string()))?;
         Ok(Session { client, cfg, _profile: profile })
     }
 
@@ -363,8 +365,7 @@ impl Session {
 
     /// A PNG of the viewport.
     pub async fn screenshot(&self) -> Result<Vec<u8>, BrowserError> {
-        deadline("screenshot", self.cfg.call_timeout, async { self.client.screenshot().await.map_err(cmd_error) })
-            .await
+        deadline("screenshot", self.cfg.call_timeout, async { self.client.screenshot().await.map_err(cmd_error) }).await
     }
 
     pub fn call_timeout(&self) -> Duration {

@@ -280,7 +280,10 @@ mod tests {
         assert!(Perturbation::for_attempt(p.clone(), 1, f, Condition::Src, 0).script().is_none());
         let s = Perturbation::for_attempt(p.clone(), 1, f, Condition::TgtExec, 0).script().unwrap();
         assert!(s.contains("\"perception\":null") && !s.contains("__SKILLSHIFT_CFG__"));
-        assert!(Perturbation::for_attempt(p, 1, f, Condition::SrcPerc, 0).script().unwrap().contains("\"execution\":null"));
+        assert!(Perturbation::for_attempt(p, 1, f, Condition::SrcPerc, 0)
+            .script()
+            .unwrap()
+            .contains("\"execution\":null"));
     }
 
     #[test]

@@ -35,7 +35,10 @@ pub fn locator_js(locator: &Locator) -> String {
                 Property::InnerText => "innerText",
                 Property::Value => "value",
             };
-            format!("(() => {{ const e = document.querySelector({}); return e ? String(e.{prop} ?? '') : ''; }})()", js_string(selector))
+            format!(
+                "(() => {{ const e = document.querySelector({}); return e ? String(e.{prop} ?? '') : ''; }})()",
+                js_string(selector)
+            )
         }
     }
 }

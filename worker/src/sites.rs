@@ -219,8 +219,8 @@ impl Remote {
         }
         let mut entries = BTreeMap::new();
         for (image, entry) in &cfg.sites {
-            let key = parse_image(image)
-                .ok_or_else(|| format!("sites.{image}: expected an image name like gitlab-v1"))?;
+            let key =
+                parse_image(image).ok_or_else(|| format!("sites.{image}: expected an image name like gitlab-v1"))?;
             if !entry.url.starts_with("http://") && !entry.url.starts_with("https://") {
                 return Err(format!("sites.{image}.url '{}' is not an http(s) URL", entry.url));
             }
@@ -260,7 +260,11 @@ impl SiteManager for Remote {
 
     fn endpoint(&self, site: Site, version: Version) -> Result<Endpoint, SiteError> {
         let e = self.entry(site, version)?;
-        Ok(Endpoint { base_url: e.url.trim_end_matches('/').to_string(), image: site.image(version), digest: e.digest.clone() })
+        Ok(Endpoint {
+            base_url: e.url.trim_end_matches('/').to_string(),
+            image: site.image(version),
+            digest: e.digest.clone(),
+        })
     }
 
     fn reset(&self, site: Site, version: Version) -> BoxFuture<'_, Result<(), SiteError>> {
@@ -320,7 +324,9 @@ mod tests {
         };
         assert!(bad(r#"{"backend": "docker", "sites": {}}"#).contains("backend"));
         assert!(bad(r#"{"backend": "env-ctrl", "sites": {"gitlab-v3": {"url": "http://x"}}}"#).contains("gitlab-v3"));
-        assert!(bad(r#"{"backend": "external", "sites": {"gitlab-v1": {"url": "http://x"}}}"#).contains("reset_command"));
+        assert!(
+            bad(r#"{"backend": "external", "sites": {"gitlab-v1": {"url": "http://x"}}}"#).contains("reset_command")
+        );
         let ok: SitesConfig =
             serde_json::from_str(r#"{"backend": "env-ctrl", "reset_policy": "before-each", "sites": {"magento-v2": {"url": "http://h:1/"}}}"#)
                 .unwrap();

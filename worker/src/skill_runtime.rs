@@ -58,7 +58,10 @@ fn collapse(s: &str) -> String {
 /// The backend node ids of the elements a target matches, in document order.
 pub fn matches(tree: &AxTree, target: &Target) -> Vec<i64> {
     let name = collapse(&target.name);
-    tree.elements().filter(|n| n.role == target.role && collapse(&n.name) == name).filter_map(|n| n.backend_id).collect()
+    tree.elements()
+        .filter(|n| n.role == target.role && collapse(&n.name) == name)
+        .filter_map(|n| n.backend_id)
+        .collect()
 }
 
 fn describe(t: &Target) -> String {
@@ -100,7 +103,6 @@ pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
-
 
 const READ_TEXT: &str = r#"function() {
   if (this.tagName === "INPUT" || this.tagName === "TEXTAREA") return this.value;

@@ -2,6 +2,7 @@
 //! ceiling, and the worker recovers: a page that never finishes loading gives
 //! `task_timeout`; chromedriver killed mid-attempt gives `browser`, and the
 //! next attempt on the same driver succeeds.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 
@@ -67,10 +68,7 @@ impl Agent for SlowAgent {
 async fn context() -> (RunContext, tempfile::TempDir) {
     let base = common::serve(pages()).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    common::write_tasks(
-        dir.path(),
-        &[common::answer_task(0, "/never", "kiwi"), common::answer_task(1, "/ok", "kiwi")],
-    );
+    common::write_tasks(dir.path(), &[common::answer_task(0, "/never", "kiwi"), common::answer_task(1, "/ok", "kiwi")]);
     let ctx = RunContext::new(common::arc(common::TestSites::new(base)), TaskSource::Dir(dir.path().into()), "test");
     (ctx, dir)
 }

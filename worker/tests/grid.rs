@@ -2,6 +2,7 @@
 //! for each site, three tasks under all six conditions, records valid per
 //! formats §3; and two runs with the same seed give the same records apart
 //! from times.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

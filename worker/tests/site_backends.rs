@@ -1,5 +1,6 @@
 //! The env-ctrl backend against a real fixture site served over HTTP: reset
 //! through `POST <control_path>/reset`, status and digest through `GET .../status`.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use skillshift_common::{Site, Version};
 use skillshift_worker::sites::{needs_reset, Remote, SiteManager};

@@ -1,5 +1,6 @@
 //! Real headless Chromium against a small page of this test's own: the
 //! observation, a click through DevTools, typing, and a skill's locators.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use std::sync::Arc;
 
@@ -23,7 +24,10 @@ async fn serve() -> String {
         .route(
             "/search",
             get(|q: axum::extract::Query<std::collections::HashMap<String, String>>| async move {
-                Html(format!("<title>Results</title><main><h1>Results for {}</h1></main>", q.get("q").cloned().unwrap_or_default()))
+                Html(format!(
+                    "<title>Results</title><main><h1>Results for {}</h1></main>",
+                    q.get("q").cloned().unwrap_or_default()
+                ))
             }),
         );
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -40,28 +44,40 @@ async fn observe_click_type_and_locate_on_a_real_page() {
     s.goto(&format!("{base}/")).await.unwrap();
     let snap = observe(&s).await.unwrap();
     println!("{}", snap.text);
-    assert!(snap.text.starts_with("Tab 0 (current): Fixture home\n\n[") , "{}", snap.text);
+    assert!(snap.text.starts_with("Tab 0 (current): Fixture home\n\n["), "{}", snap.text);
     assert!(snap.text.contains("link 'Issues'"), "{}", snap.text);
     assert!(snap.text.contains("textbox 'Search'"), "{}", snap.text);
 
     // Click the Issues link by its printed id.
-    let id = snap.text.lines().find(|l| l.contains("link 'Issues'")).and_then(|l| {
-        let l = l.trim_start();
-        l[1..l.find(']')?].parse::<u64>().ok()
-    }).unwrap();
+    let id = snap
+        .text
+        .lines()
+        .find(|l| l.contains("link 'Issues'"))
+        .and_then(|l| {
+            let l = l.trim_start();
+            l[1..l.find(']')?].parse::<u64>().ok()
+        })
+        .unwrap();
     skillshift_worker::actions::execute(&s, &Action::Click { id }, |i| snap.ids.get(&i).copied()).await.unwrap();
     assert_eq!(s.title().await.unwrap(), "Issues");
     s.back().await.unwrap();
 
     // Type with Enter submits the form.
     let snap = observe(&s).await.unwrap();
-    let id = snap.text.lines().find(|l| l.contains("textbox 'Search'")).and_then(|l| {
-        let l = l.trim_start();
-        l[1..l.find(']')?].parse::<u64>().ok()
-    }).unwrap();
-    skillshift_worker::actions::execute(&s, &Action::Type { id, text: "kiwi".into(), enter: true }, |i| snap.ids.get(&i).copied())
-        .await
+    let id = snap
+        .text
+        .lines()
+        .find(|l| l.contains("textbox 'Search'"))
+        .and_then(|l| {
+            let l = l.trim_start();
+            l[1..l.find(']')?].parse::<u64>().ok()
+        })
         .unwrap();
+    skillshift_worker::actions::execute(&s, &Action::Type { id, text: "kiwi".into(), enter: true }, |i| {
+        snap.ids.get(&i).copied()
+    })
+    .await
+    .unwrap();
     assert_eq!(s.title().await.unwrap(), "Results");
     let snap = observe(&s).await.unwrap();
     assert!(snap.text.contains("heading 'Results for kiwi'"), "{}", snap.text);
@@ -69,15 +85,19 @@ async fn observe_click_type_and_locate_on_a_real_page() {
     // Skill steps: an ambiguous locator fails, an exact one works.
     let ph = Placeholders(vec![("__SITE__".into(), base.clone())]);
     let t = |role: &str, name: &str| Target { role: role.into(), name: name.into(), nth: None };
-    let out = run_steps(&s, &[Step::Goto { url: "__SITE__/".into() }, Step::Click { target: t("button", "Save") }], &ph)
-        .await
-        .unwrap();
+    let out =
+        run_steps(&s, &[Step::Goto { url: "__SITE__/".into() }, Step::Click { target: t("button", "Save") }], &ph)
+            .await
+            .unwrap();
     assert!(!out.ok);
     assert!(out.error.as_deref().unwrap_or("").contains("ambiguous"), "{:?}", out.error);
     let out = run_steps(
         &s,
-        &[Step::Fill { target: t("textbox", "Search"), text: "plum".into() }, Step::Click { target: t("button", "Go") },
-          Step::Read { target: t("heading", "Results for plum") }],
+        &[
+            Step::Fill { target: t("textbox", "Search"), text: "plum".into() },
+            Step::Click { target: t("button", "Go") },
+            Step::Read { target: t("heading", "Results for plum") },
+        ],
         &ph,
     )
     .await

@@ -166,9 +166,8 @@ pub struct SkillsAgent {
 impl SkillsAgent {
     pub fn new(task: Task, library: Option<SkillLibrary>) -> Self {
         let site = task.sites.first().copied();
-        let skill = library.and_then(|l| {
-            l.skills.into_iter().find(|s| Some(s.site) == site && s.description == task.intent_template)
-        });
+        let skill = library
+            .and_then(|l| l.skills.into_iter().find(|s| Some(s.site) == site && s.description == task.intent_template));
         let args = task
             .instantiation_dict
             .iter()
@@ -333,8 +332,14 @@ mod tests {
     fn parses_observation_lines() {
         let lines = parse_tree(TREE);
         assert_eq!(lines.len(), 8);
-        assert_eq!(lines[1], Line { depth: 1, id: 5, role: "link".into(), name: "Create ticket".into(), rest: String::new() });
-        assert_eq!(parse_line("\t[3] button \"It's\" x: y").map(|l| (l.name, l.rest)), Some(("It's".into(), "x: y".into())));
+        assert_eq!(
+            lines[1],
+            Line { depth: 1, id: 5, role: "link".into(), name: "Create ticket".into(), rest: String::new() }
+        );
+        assert_eq!(
+            parse_line("\t[3] button \"It's\" x: y").map(|l| (l.name, l.rest)),
+            Some(("It's".into(), "x: y".into()))
+        );
     }
 
     #[test]
