@@ -14,6 +14,7 @@ use skillshift_common::skills::Step;
 use skillshift_common::task::Task;
 use skillshift_common::{Site, Version};
 
+pub mod bench;
 pub mod digest;
 pub mod env_ctrl;
 pub mod generate;

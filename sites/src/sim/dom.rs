@@ -534,3 +534,75 @@ impl Page {
             .join("\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(html: &str) -> Page {
+        Page::new("http://x/".into(), 200, html)
+    }
+
+    fn names(p: &Page, role: &str) -> Vec<String> {
+        p.ax_nodes().into_iter().filter(|n| n.role == role).map(|n| n.name).collect()
+    }
+
+    #[test]
+    fn implicit_roles_and_names_follow_the_contract() {
+        let p = page(
+            r#"<body><nav aria-label="Main"><a href="/a">Issues <span aria-hidden="true">12</span></a></nav>
+            <main><h1>Title <img alt="logo"></h1><label for="t">Title (required)</label><input id="t" type="text">
+            <label>Bio <textarea name="bio"></textarea></label><input type="search" aria-label="Search GitLab">
+            <input type="text" placeholder="YYYY-MM-DD"><select id="s"><option>A</option></select><label for="s">Label</label>
+            <button title="More">⋮</button><button aria-label="Issue actions">⋮</button>
+            <dl><dt id="e">Email</dt><dd aria-labelledby="e">ann@example.com</dd></dl><output aria-label="Open issues">7</output>
+            <table><tr><th>Name</th></tr><tr><td>x</td></tr></table><input type="checkbox" id="c"><label for="c">Remember me</label></main></body>"#,
+        );
+        assert_eq!(names(&p, "link"), ["Issues"]);
+        assert_eq!(names(&p, "navigation"), ["Main"]);
+        assert_eq!(names(&p, "heading"), ["Title logo"]);
+        assert_eq!(names(&p, "textbox"), ["Title (required)", "Bio", "YYYY-MM-DD"]);
+        assert_eq!(names(&p, "searchbox"), ["Search GitLab"]);
+        assert_eq!(names(&p, "combobox"), ["Label"]);
+        assert_eq!(names(&p, "button"), ["⋮", "Issue actions"]);
+        assert_eq!(names(&p, "definition"), ["Email"]);
+        assert_eq!(names(&p, "status"), ["Open issues"]);
+        assert_eq!(names(&p, "columnheader"), ["Name"]);
+        assert_eq!(names(&p, "checkbox"), ["Remember me"]);
+        assert_eq!(names(&p, "main").len(), 1);
+    }
+
+    #[test]
+    fn hidden_content_leaves_the_tree_and_a_modal_hides_the_rest() {
+        let mut p = page(
+            r#"<body><button aria-expanded="false" aria-controls="m">Plan</button><ul id="m" hidden><li><a href="/ms">Milestones</a></li></ul>
+            <a href="/x" aria-hidden="true">Ghost</a><div role="dialog" aria-modal="true" id="d" hidden><button>Invite</button></div></body>"#,
+        );
+        assert!(p.find("link", "Milestones").is_empty());
+        assert!(p.find("link", "Ghost").is_empty());
+        assert!(p.find("button", "Invite").is_empty());
+        let list = p.by_id("m").map(|e| e.id()).unwrap();
+        p.hidden.insert(list, false);
+        assert_eq!(p.find("link", "Milestones").len(), 1);
+        let dialog = p.by_id("d").map(|e| e.id()).unwrap();
+        p.hidden.insert(dialog, false);
+        assert_eq!(p.find("button", "Invite").len(), 1);
+        assert!(p.find("button", "Plan").is_empty(), "outside the open modal");
+    }
+
+    #[test]
+    fn inner_text_skips_hidden_parts_and_values_come_from_state() {
+        let mut p = page(
+            r#"<body><p id="a">Open <span hidden>secret</span>now</p><input id="i" value="x"><select id="s"><option value="1">One</option><option value="2" selected>Two</option></select></body>"#,
+        );
+        let a = p.by_id("a").unwrap();
+        assert_eq!(p.inner_text(a), "Open now");
+        let s = p.by_id("s").unwrap();
+        assert_eq!(p.value(s), "2");
+        let i = p.by_id("i").map(|e| e.id()).unwrap();
+        p.values.insert(i, "typed".into());
+        assert_eq!(p.value(p.element(i).unwrap()), "typed");
+        assert!(p.page_text().contains("Open now"));
+        assert!(!p.page_text().contains("secret"));
+    }
+}

@@ -76,6 +76,14 @@ impl Browser {
         self.page.as_ref()
     }
 
+    /// The `Cookie` header this browser sends, if it holds any cookie.
+    pub fn cookie_header(&self) -> Option<String> {
+        if self.cookies.is_empty() {
+            return None;
+        }
+        Some(self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; "))
+    }
+
     pub fn url(&self) -> Option<&str> {
         self.page.as_ref().map(|p| p.url.as_str())
     }
@@ -276,4 +284,67 @@ pub async fn attempt(
     let run = browser.run(steps).await;
     let scored = browser.score(task, run.answer.as_deref()).await;
     Attempt { run, scored }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::{get, post};
+    use skillshift_common::skills::{Step, Target};
+
+    fn t(role: &str, name: &str) -> Target {
+        Target { role: role.into(), name: name.into(), nth: None }
+    }
+
+    fn app() -> axum::Router {
+        let page = r#"<html><body><button aria-expanded="false" aria-controls="menu" aria-haspopup="menu">Actions</button>
+<ul role="menu" id="menu" hidden><li><form method="post" action="/do"><button type="submit" role="menuitem" name="what" value="close">Close</button></form></li></ul>
+<form method="get" action="/search"><input type="search" name="q" aria-label="Search"><select name="k" aria-label="Kind"><option value="a">Alpha</option><option value="b">Beta</option></select></form>
+<a href="/search?q=x">Go</a><a href="/search?q=y">Go</a></body></html>"#;
+        axum::Router::new()
+            .route("/", get(move || async move { axum::response::Html(page) }))
+            .route(
+                "/do",
+                post(|body: String| async move {
+                    (
+                        [("location", format!("/done?{body}")), ("set-cookie", "session=abc; Path=/".to_string())],
+                        axum::http::StatusCode::SEE_OTHER,
+                    )
+                }),
+            )
+            .route("/done", get(|| async { axum::response::Html("<p id=\"r\">done</p>") }))
+            .route(
+                "/search",
+                get(|uri: axum::http::Uri| async move {
+                    axum::response::Html(format!("<output aria-label=\"Query\">{}</output>", uri.query().unwrap_or("")))
+                }),
+            )
+    }
+
+    #[tokio::test]
+    async fn menus_forms_enter_and_strict_locators() {
+        let mut b = Browser::new(app(), "http://site.test");
+        b.goto("/").await.unwrap();
+        // The menu item is hidden until its button opens the menu.
+        assert!(matches!(
+            b.step(&Step::Click { target: t("menuitem", "Close") }).await,
+            Err(SimError::NotFound { .. })
+        ));
+        b.step(&Step::Click { target: t("button", "Actions") }).await.unwrap();
+        b.step(&Step::Click { target: t("menuitem", "Close") }).await.unwrap();
+        assert_eq!(b.url(), Some("http://site.test/done?what=close"));
+        assert_eq!(b.cookie_header().as_deref(), Some("session=abc"));
+        b.goto("/").await.unwrap();
+        // Two links share a name: strict fails, nth picks.
+        assert!(matches!(
+            b.step(&Step::Click { target: t("link", "Go") }).await,
+            Err(SimError::Ambiguous { count: 2, .. })
+        ));
+        b.step(&Step::Fill { target: t("searchbox", "Search"), text: "a b&c".into() }).await.unwrap();
+        b.step(&Step::Select { target: t("combobox", "Kind"), option: "Beta".into() }).await.unwrap();
+        b.step(&Step::Press { target: t("searchbox", "Search"), key: "Enter".into() }).await.unwrap();
+        let read = b.step(&Step::Read { target: t("status", "Query") }).await.unwrap();
+        assert_eq!(read.as_deref(), Some("q=a+b%26c&k=b"));
+        assert!(b.step(&Step::Fill { target: t("status", "Query"), text: "x".into() }).await.is_err());
+    }
 }
