@@ -13,8 +13,3 @@ pub mod sites;
 pub mod sweep;
 pub mod tasks;
 pub mod worker;
-
-/// Shared by commands that are declared but whose issue has not landed yet.
-pub fn not_built(what: &str, issue: u32) -> anyhow::Result<std::process::ExitCode> {
-    anyhow::bail!("`skillshift {what}` is not built yet (issue {issue})")
-}

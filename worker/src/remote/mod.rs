@@ -159,6 +159,7 @@ pub async fn run(
     let mut reconnect_at = Instant::now();
     let mut draining = false;
     let mut drain_deadline: Option<Instant> = None;
+    let mut deliver_deadline: Option<Instant> = None;
     let mut summary = Summary::default();
     let mut heartbeat = tokio::time::interval(Duration::from_secs(5));
     let mut connected_once = false;
@@ -166,12 +167,12 @@ pub async fn run(
     loop {
         if draining {
             let now = Instant::now();
-            if running.is_empty()
-                && (outbox.is_empty() || drain_deadline.is_some_and(|d| now >= d + cfg.deliver_timeout))
-            {
-                break;
-            }
-            if drain_deadline.is_some_and(|d| now >= d) {
+            if running.is_empty() {
+                let deliver_by = *deliver_deadline.get_or_insert(now + cfg.deliver_timeout);
+                if outbox.is_empty() || now >= deliver_by {
+                    break;
+                }
+            } else if drain_deadline.is_some_and(|d| now >= d) {
                 for (tok, _) in running.values() {
                     tok.cancel();
                 }
@@ -218,13 +219,8 @@ pub async fn run(
         }
 
         let wake = if session.is_none() { reconnect_at } else { Instant::now() + Duration::from_secs(3600) };
-        let drain_wake = drain_deadline.map_or(Instant::now() + Duration::from_secs(3600), |d| {
-            if running.is_empty() {
-                d + cfg.deliver_timeout
-            } else {
-                d
-            }
-        });
+        let far = Instant::now() + Duration::from_secs(3600);
+        let drain_wake = deliver_deadline.or(drain_deadline).map_or(far, |d| d.min(far));
         tokio::select! {
             Some((key, mut rec)) = done_rx.recv() => {
                 running.remove(&key);
@@ -328,8 +324,11 @@ fn handle_incoming(
             let fut = executor.execute(spec, token.clone());
             let tx = done_tx.clone();
             let k = key.clone();
+            let metrics = skillshift_telemetry::metrics::WorkerMetrics::global();
+            metrics.attempt_started();
             let join = tokio::spawn(async move {
                 let rec = fut.await;
+                metrics.attempt_finished(rec.outcome.map_or("error", |o| o.as_str()));
                 let _ = tx.send((k, rec)).await;
             });
             running.insert(key, (token, join));

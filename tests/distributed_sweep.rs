@@ -1,0 +1,107 @@
+//! A sweep across real worker processes over gRPC on loopback, with the
+//! coordinator's sled store on disk; and the shared token refusing strangers.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{outcome, units, Options, Sandbox};
+
+#[test]
+fn a_sweep_across_three_workers_completes_with_one_outcome_per_unit() {
+    let sb = Sandbox::start(3, 60);
+    let id = sb.submit(8, &["--seed", "7"]);
+    let st = sb.wait_state(&id, "done", Duration::from_secs(60));
+    assert_eq!(st["units"]["total"], 48, "8 families x 6 conditions");
+    assert_eq!(st["units"]["done"].as_u64().unwrap_or(0) + st["units"]["invalid"].as_u64().unwrap_or(0), 48);
+    assert_eq!(st["units"]["queued"], 0);
+    assert_eq!(st["units"]["running"], 0);
+
+    let records = sb.export(&id, "per_task.jsonl");
+    let by_unit = units(&records);
+    assert_eq!(by_unit.len(), 48, "every unit has records");
+    let decided = by_unit.values().filter(|rs| outcome(rs).is_some()).count();
+    assert_eq!(decided as u64, st["units"]["done"].as_u64().unwrap_or(0), "one outcome per done unit");
+    assert_eq!(records.len() as u64, st["attempts"]["total"].as_u64().unwrap_or(0), "every attempt exported once");
+    for r in &records {
+        assert_eq!(r["sweep"], id.as_str());
+        assert!(r["config_digest"].as_str().is_some_and(|d| d.starts_with("sha256:")));
+        let uid = r["uid"].as_str().unwrap_or_default();
+        let v = if r["condition"].as_str().unwrap_or_default().starts_with("src") { "v1" } else { "v2" };
+        assert!(uid.starts_with(&format!("skillshift.gitlab.{v}.")), "uid {uid} matches its condition");
+    }
+    let workers: std::collections::BTreeSet<&str> = records.iter().filter_map(|r| r["worker"].as_str()).collect();
+    assert_eq!(workers.len(), 3, "all three workers ran attempts: {workers:?}");
+
+    let contract: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.path("contract.json")).expect("contract.json beside the records"),
+    )
+    .expect("contract is JSON");
+    assert_eq!(contract["config_digest"], records[0]["config_digest"]);
+    assert_eq!(contract["seed"], 7);
+
+    // A second export is byte-identical: the order is deterministic.
+    sb.export(&id, "again.jsonl");
+    assert_eq!(
+        std::fs::read(sb.path("per_task.jsonl")).expect("first"),
+        std::fs::read(sb.path("again.jsonl")).expect("second")
+    );
+
+    let listed = sb.sweep(&["list"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains(&id));
+    // watch returns at once with exit 0 for a done sweep, and stays quiet apart from its last line.
+    let watched = sb.sweep(&["watch", &id]);
+    assert_eq!(watched.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&watched.stdout).lines().count(), 1);
+}
+
+#[test]
+fn cancel_stops_a_sweep_and_watch_exits_1_then_resume_finishes_it() {
+    let sb = Sandbox::start(1, 200);
+    let id = sb.submit(4, &[]);
+    sb.wait_until(&id, Duration::from_secs(20), |s| s["attempts"]["total"].as_u64().unwrap_or(0) >= 1);
+    let out = sb.sweep(&["cancel", &id]);
+    assert!(out.status.success());
+    let st = sb.wait_state(&id, "cancelled", Duration::from_secs(5));
+    assert!(st["units"]["queued"] == 0);
+    assert_eq!(sb.sweep(&["watch", &id]).status.code(), Some(1), "watch of a cancelled sweep exits 1");
+    assert!(sb.sweep(&["resume", &id]).status.success());
+    sb.wait_state(&id, "done", Duration::from_secs(60));
+}
+
+#[test]
+fn workers_and_clients_without_the_token_are_refused() {
+    let mut sb = Sandbox::start_with(0, 50, Options { token: Some("right".into()), ..Options::default() });
+    let bad = sb.add_worker(50, &["--token", "wrong"]);
+    let status = sb.workers[bad].wait().expect("worker exits");
+    assert_eq!(status.code(), Some(2), "a refused worker exits 2");
+    let log = sb.read_log("worker-0.log");
+    assert!(log.contains("refused") && log.contains("wrong token"), "clear line: {log}");
+
+    // A control client without a token is refused too.
+    let out = std::process::Command::new(support::BIN)
+        .args(["sweep", "list", "--coordinator", &sb.url()])
+        .env_remove("SKILLSHIFT_TOKEN")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("missing token"), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+
+    // With the right token the same worker is accepted and runs the sweep.
+    sb.add_worker(50, &[]);
+    let id = sb.submit(1, &[]);
+    sb.wait_state(&id, "done", Duration::from_secs(30));
+}
+
+#[test]
+fn an_unreachable_coordinator_is_one_line_and_exit_2() {
+    let out = std::process::Command::new(support::BIN)
+        .args(["sweep", "status", "sw-0", "--coordinator", "http://127.0.0.1:9"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unreachable") && err.lines().count() == 1, "{err}");
+}
