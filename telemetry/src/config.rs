@@ -10,9 +10,14 @@
 
 use crate::TelemetryError;
 
-/// The stderr log when `RUST_LOG` is unset: the project at INFO, dependencies at WARN.
-pub const DEFAULT_LOG_FILTER: &str =
-    "warn,skillshift=info,skillshift_coordinator=info,skillshift_worker=info,skillshift_telemetry=info";
+/// The stderr log when `RUST_LOG` is unset: the project's events at INFO
+/// (`skillshift` matches every `skillshift*` target), dependencies at WARN.
+/// The run's spans (target `skillshift_telemetry`, all INFO) stay off the
+/// log, so without an OTLP endpoint no layer wants them and they are disabled
+/// at their callsites: tracing compiled in costs nothing measurable
+/// (docs/performance.md, Telemetry). `RUST_LOG=info` brings them back into
+/// the log as context.
+pub const DEFAULT_LOG_FILTER: &str = "warn,skillshift=info,skillshift_telemetry=warn";
 
 /// The flags, each backed by its standard environment variable.
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -22,7 +22,6 @@ use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
 use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::Layer;
 
 use crate::config::{SamplerChoice, TelemetryConfig};
@@ -91,6 +90,17 @@ impl Drop for Guard {
 /// Installs the global subscriber. Call once per process, inside a Tokio
 /// runtime when `config.otlp_endpoint` is set.
 pub fn init(config: &TelemetryConfig) -> Result<Guard, TelemetryError> {
+    let (subscriber, guard) = subscriber(config)?;
+    tracing::subscriber::set_global_default(subscriber)
+        .map_err(|e| TelemetryError::Config(format!("tracing already initialised: {e}")))?;
+    Ok(guard)
+}
+
+/// The subscriber [`init`] installs, not installed (for benchmarks and tests
+/// that scope it with `tracing::subscriber::with_default`).
+pub fn subscriber(
+    config: &TelemetryConfig,
+) -> Result<(Box<dyn tracing::Subscriber + Send + Sync + 'static>, Guard), TelemetryError> {
     CAPTURE_LLM_CONTENT.store(config.capture_llm_content, Ordering::Relaxed);
     let log_filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.default_log_filter))
@@ -111,12 +121,8 @@ pub fn init(config: &TelemetryConfig) -> Result<Guard, TelemetryError> {
             (Some(layer), Some(provider))
         }
     };
-    tracing_subscriber::registry()
-        .with(fmt)
-        .with(otel)
-        .try_init()
-        .map_err(|e| TelemetryError::Config(format!("tracing already initialised: {e}")))?;
-    Ok(Guard { provider })
+    let subscriber = tracing_subscriber::registry().with(fmt).with(otel);
+    Ok((Box::new(subscriber), Guard { provider }))
 }
 
 /// What the export layer keeps: INFO and above from everything but the transport.

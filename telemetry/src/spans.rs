@@ -177,6 +177,7 @@ pub fn score(evaluators: usize) -> Span {
         "score",
         evaluators = i64::try_from(evaluators).unwrap_or(i64::MAX),
         success = Empty,
+        verdict = Empty,
         verdicts = Empty
     )
 }
@@ -192,6 +193,20 @@ pub fn record_score(span: &Span, verdicts: &[(String, bool)], success: bool) {
         verdicts.iter().map(|(kind, ok)| format!("{kind}={}", if *ok { "pass" } else { "fail" })).collect();
     span.record("verdicts", summary.join(",").as_str());
     span.record("success", success);
+}
+
+/// The scorer's per-evaluator details (`url_match Pass (...)`), one event
+/// each, and the overall verdict (`pass`, `fail`, `invalid`).
+pub fn record_score_details(span: &Span, details: &[String], verdict: &str) {
+    span.in_scope(|| {
+        for (i, d) in details.iter().enumerate() {
+            let kind = d.split_whitespace().next().unwrap_or("");
+            tracing::info!(evaluator = i64::try_from(i).unwrap_or(i64::MAX), kind = %kind, detail = %d, "verdict");
+        }
+    });
+    span.record("verdicts", details.join("; ").as_str());
+    span.record("success", verdict == "pass");
+    span.record("verdict", verdict);
 }
 
 /// Links `span` to a span of another trace (used by the sweep span).

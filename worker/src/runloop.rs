@@ -18,7 +18,10 @@ use std::time::{Duration, Instant};
 use skillshift_common::evaluate::Verdict;
 use skillshift_common::task::Task;
 use skillshift_common::{AttemptSpec, Outcome, Record, Site, Version};
+use skillshift_telemetry::metrics::WorkerMetrics;
+use skillshift_telemetry::spans;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::action::Action;
 use crate::actions::{self, ActError};
@@ -40,6 +43,9 @@ pub enum TaskSource {
     Generated,
 }
 
+/// Loaded task files, by site-version.
+type TaskCache = Mutex<HashMap<(Site, Version), Arc<Vec<Task>>>>;
+
 /// What every attempt of a worker shares.
 pub struct RunContext {
     pub sites: Arc<dyn SiteManager>,
@@ -48,7 +54,8 @@ pub struct RunContext {
     pub screenshots: Option<PathBuf>,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
-    cache: Mutex<HashMap<(Site, Version), Arc<Vec<Task>>>>,
+    // A std mutex: held only to look up or insert an Arc, never across an await.
+    cache: TaskCache,
 }
 
 impl RunContext {
@@ -163,8 +170,10 @@ pub async fn run_attempt(
         sink,
     };
     let limit = Duration::from_millis(spec.task_timeout_ms.max(1));
+    // Telemetry: the worker's root span, a child of the coordinator's attempt span.
+    let run_span = spans::run(spec, &ctx.worker);
     let end = {
-        let body = attempt_body(ctx, driver, spec, make_agent, &mut progress);
+        let body = attempt_body(ctx, driver, spec, make_agent, &mut progress).instrument(run_span.clone());
         tokio::select! {
             r = tokio::time::timeout(limit, body) => r.unwrap_or_else(|_| err("task_timeout", format!("the attempt exceeded its {} ms ceiling", limit.as_millis()))),
             _ = cancel.cancelled() => err("cancelled", "the attempt was cancelled"),
@@ -175,6 +184,7 @@ pub async fn run_attempt(
         if matches!(*reason, "task_timeout" | "browser" | "cancelled") {
             // The session may be wedged: restart chromedriver (and its browsers) for the next attempt.
             driver.shutdown().await;
+            WorkerMetrics::global().browser_restarted();
         }
     }
     let finished = chrono::Utc::now();
@@ -215,6 +225,8 @@ pub async fn run_attempt(
     r.worker = Some(ctx.worker.clone());
     r.images = Some(progress.images.clone());
     r.trace_id = spec.traceparent.as_deref().and_then(trace_id);
+    spans::record_steps(&run_span, progress.steps);
+    spans::record_outcome(&run_span, r.outcome.map_or("error", Outcome::as_str), r.error.as_deref());
     r
 }
 
@@ -255,7 +267,9 @@ async fn attempt_body(
     // Reset per policy.
     let sites = ctx.sites.as_ref();
     if sites::needs_reset(sites, uid.site, uid.version) {
-        if let Err(e) = sites.reset(uid.site, uid.version).await {
+        let span = spans::reset(uid.site.as_str(), uid.version.as_str());
+        if let Err(e) = sites.reset(uid.site, uid.version).instrument(span.clone()).await {
+            spans::record_error(&span, &e.to_string());
             return err("site_reset", e.to_string());
         }
         sites::mark(sites, uid.site, uid.version, false);
@@ -281,9 +295,13 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
     let sites = ctx.sites.as_ref();
     if task.require_login {
         let steps = sites.login_steps(uid.site, uid.version);
-        match run_steps(session, &steps, ph).await {
+        let span = spans::login(uid.site.as_str());
+        match run_steps(session, &steps, ph).instrument(span.clone()).await {
             Ok(o) if o.ok => {}
-            Ok(o) => return err("site_login", o.error.unwrap_or_default()),
+            Ok(o) => {
+                spans::record_error(&span, o.error.as_deref().unwrap_or("login failed"));
+                return err("site_login", o.error.unwrap_or_default());
+            }
             Err(e) => return browser_end(e),
         }
     }
@@ -332,10 +350,12 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
     let mut last_error: Option<String> = None;
     let mut stopped = false;
     for step in 0..spec.max_steps {
+        // Telemetry: one span per step; observe, the agent's LLM calls, act and skill are its children.
+        let step_span = spans::step(step);
         if let Err(e) = perturbation.set_step(session, step).await {
             return browser_end(e);
         }
-        let snap = match observe(session).await {
+        let snap = match observe(session).instrument(step_span.in_scope(spans::observe)).await {
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
@@ -351,11 +371,12 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
             last_action_error: last_error.take(),
         };
         let Some(agent) = p.agent.as_mut() else { return err("agent", "no agent") };
-        let reply = match agent.next(obs).await {
+        let reply = match agent.next(obs).instrument(step_span.clone()).await {
             Ok(r) => r,
             Err(e) => return err("agent", e.to_string()),
         };
         p.steps = step + 1;
+        WorkerMetrics::global().step();
         for rep in reply.skill_reports {
             p.recorder.record(SkillEvent { step, name: rep.name.clone(), ok: rep.ok, error: rep.error.clone(), reported: true });
             p.emit(Event::Reported { step, name: rep.name, ok: rep.ok, error: rep.error });
@@ -363,41 +384,56 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
         match reply.mv {
             Move::Action(Action::Stop { answer }) => {
                 p.emit(Event::Step { step, url: snap.url.clone(), action: format!("stop [{answer}]"), error: None });
+                spans::record_step(&step_span, &format!("stop [{answer}]"), None);
                 p.answer = Some(answer);
                 stopped = true;
                 break;
             }
             Move::Action(action) => {
-                let result = actions::execute(session, &action, |id| snap.ids.get(&id).copied()).await;
+                let act_span = step_span.in_scope(|| spans::act(action.to_string().split(' ').next().unwrap_or("")));
+                let result = actions::execute(session, &action, |id| snap.ids.get(&id).copied())
+                    .instrument(act_span.clone())
+                    .await;
                 let error = match result {
                     Ok(()) => None,
                     Err(ActError::Fatal(e)) => return browser_end(e),
                     Err(ActError::Failed(m)) => Some(m),
                 };
                 p.emit(Event::Step { step, url: snap.url.clone(), action: action.to_string(), error: error.clone() });
+                if let Some(m) = &error {
+                    spans::record_error(&act_span, m);
+                }
+                spans::record_step(&step_span, &action.to_string(), error.as_deref());
                 last_error = error;
             }
             Move::Skill { name, args } => {
                 let skill = spec.skills.as_ref().and_then(|l| l.get(&name)).filter(|s| s.site == uid.site).cloned();
+                let skill_span = step_span.in_scope(|| spans::skill(&name));
                 let outcome = match (&spec.skills, skill) {
                     (None, _) => {
                         let m = "this attempt has no skill library".to_string();
+                        spans::record_skill(&skill_span, false, Some(&m));
                         p.emit(Event::Step { step, url: snap.url.clone(), action: format!("skill {name}"), error: Some(m.clone()) });
+                        spans::record_step(&step_span, &format!("skill {name}"), Some(&m));
                         last_error = Some(m);
                         continue;
                     }
                     (Some(_), None) => Err(format!("no skill named '{name}' for {}", uid.site)),
-                    (Some(_), Some(skill)) => match run_skill(session, &skill, &args, ph).await {
-                        Ok(o) if o.ok => Ok(o.answer),
-                        Ok(o) => Err(o.error.unwrap_or_else(|| "skill failed".into())),
-                        Err(e) => return browser_end(e),
-                    },
+                    (Some(_), Some(skill)) => {
+                        match run_skill(session, &skill, &args, ph).instrument(skill_span.clone()).await {
+                            Ok(o) if o.ok => Ok(o.answer),
+                            Ok(o) => Err(o.error.unwrap_or_else(|| "skill failed".into())),
+                            Err(e) => return browser_end(e),
+                        }
+                    }
                 };
                 let (ok, error, answer) = match outcome {
                     Ok(a) => (true, None, a),
                     Err(e) => (false, Some(e), None),
                 };
                 p.recorder.record(SkillEvent { step, name: name.clone(), ok, error: error.clone(), reported: false });
+                spans::record_skill(&skill_span, ok, error.as_deref());
+                spans::record_step(&step_span, &format!("skill {name}"), error.as_deref());
                 p.emit(Event::Skill { step, name: name.clone(), ok, error: error.clone(), answer: answer.clone() });
                 if let Some(agent) = p.agent.as_mut() {
                     if let Some(a) = &answer {
@@ -424,10 +460,20 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
         }
     }
     let answer = p.answer.clone().unwrap_or_default();
-    let score = match scorer::score(session, task, ph, &final_url, &answer, script_id.is_some()).await {
+    let score_span = spans::score(task.eval.eval_types.len());
+    let score = match scorer::score(session, task, ph, &final_url, &answer, script_id.is_some())
+        .instrument(score_span.clone())
+        .await
+    {
         Ok(s) => s,
         Err(e) => return browser_end(e),
     };
+    let verdict = match &score.verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::Invalid(_) => "invalid",
+    };
+    spans::record_score_details(&score_span, &score.details, verdict);
     p.emit(Event::Score { details: score.details.clone() });
     match score.verdict {
         Verdict::Pass => End::Scored { success: true },

@@ -78,11 +78,7 @@ impl CoordinatorMetrics {
         };
         let mut r = Registry::with_prefix("skillshift");
         r.register("units", "Run units by state, all sweeps", m.units.clone());
-        r.register(
-            "cell_units",
-            "Run units by cell (sweep, site, condition) and state",
-            m.cell_units.clone(),
-        );
+        r.register("cell_units", "Run units by cell (sweep, site, condition) and state", m.cell_units.clone());
         r.register("active_leases", "Leases currently held by workers", m.active_leases.clone());
         r.register("connected_workers", "Workers with an open stream", m.connected_workers.clone());
         r.register("sweeps_active", "Sweeps not yet finished", m.sweeps_active.clone());
