@@ -218,4 +218,60 @@ pub mod testing {
         }
         bad
     }
+
+    /// Logs in and loads each of `paths`, checking what every page must have:
+    /// status 200, the behaviours script, one `main`, a heading, and a name on
+    /// every control and link in the accessibility tree (with any open modal
+    /// closed first). Returns the problems found.
+    pub async fn lint(site: Site, version: Version, paths: &[String]) -> Vec<String> {
+        let (router, app, _) = crate::site_router(site, version);
+        app.reset();
+        let mut b = Browser::new(router, ORIGIN);
+        let login = b.run(&app.login_steps()).await;
+        let mut bad = Vec::new();
+        if let Some((i, e)) = login.error {
+            return vec![format!("{site} {version}: login step {i}: {e}")];
+        }
+        for path in paths {
+            if let Err(e) = b.goto(path).await {
+                bad.push(format!("{path}: {e}"));
+                continue;
+            }
+            let Some(page) = b.page() else { continue };
+            if page.status != 200 {
+                bad.push(format!("{path}: status {}", page.status));
+            }
+            if page.query("script[src='/static/behaviors.js']").ok().flatten().is_none() {
+                bad.push(format!("{path}: no behaviors.js"));
+            }
+            if page.query("main").ok().flatten().is_none() {
+                bad.push(format!("{path}: no <main>"));
+            }
+            if page.query("h1").ok().flatten().is_none() {
+                bad.push(format!("{path}: no h1"));
+            }
+            let nodes = page.ax_nodes();
+            for n in &nodes {
+                let control = matches!(
+                    n.role.as_str(),
+                    "textbox"
+                        | "searchbox"
+                        | "combobox"
+                        | "checkbox"
+                        | "radio"
+                        | "spinbutton"
+                        | "button"
+                        | "link"
+                        | "menuitem"
+                );
+                if control && n.name.is_empty() {
+                    bad.push(format!("{path}: a {} without an accessible name", n.role));
+                }
+            }
+            if nodes.iter().any(|n| n.role == "table") && !nodes.iter().any(|n| n.role == "columnheader") {
+                bad.push(format!("{path}: a table without column headers"));
+            }
+        }
+        bad
+    }
 }

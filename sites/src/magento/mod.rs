@@ -350,3 +350,103 @@ pub fn tasks(version: Version) -> Vec<GeneratedTask> {
 pub fn skills() -> Vec<Skill> {
     skills::skills()
 }
+
+#[cfg(test)]
+mod tests {
+    use skillshift_common::{Site, Version};
+
+    use super::web::Req;
+    use super::*;
+
+    /// The admin pages a user reaches from the menu, with the ids of seeded records.
+    fn pages(version: Version) -> Vec<String> {
+        let mut p: Vec<String> = [
+            "/admin/admin/dashboard/",
+            "/admin/catalog/product/",
+            "/admin/catalog/product/?search=bag&page=2",
+            "/admin/catalog/product/edit/id/5/",
+            "/admin/catalog/product/new/set/4/type/simple/",
+            "/admin/catalog/category/edit/id/13/",
+            "/admin/sales/order/",
+            "/admin/sales/order/view/order_id/12/",
+            "/admin/sales/invoice/",
+            "/admin/customer/index/",
+            "/admin/customer/index/edit/id/3/",
+            "/admin/customer/index/edit/id/3/?tab=account",
+            "/admin/customer/index/edit/id/3/?tab=orders",
+            "/admin/review/product/",
+            "/admin/review/product/pending/",
+            "/admin/review/product/edit/id/4/",
+            "/admin/cms/page/",
+            "/admin/cms/page/edit/page_id/2/",
+            "/admin/cms/page/new/",
+            "/admin/reports/report_sales/sales/",
+            "/admin/reports/report_product/lowstock/",
+            "/admin/system_design_theme/",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for s in ui::menu(version) {
+            for (_, items) in s.groups {
+                p.extend(items.iter().map(|i| i.path.to_string()));
+            }
+        }
+        p
+    }
+
+    #[tokio::test]
+    async fn every_admin_page_has_landmarks_headings_and_named_controls() {
+        for v in [Version::V1, Version::V2] {
+            let bad = kit::testing::lint(Site::Magento, v, &pages(v)).await;
+            assert!(bad.is_empty(), "{v}:\n{}", bad.join("\n"));
+        }
+    }
+
+    #[test]
+    fn admin_pages_need_a_session_and_v2_the_second_factor() {
+        for v in [Version::V1, Version::V2] {
+            let m = Magento::new(v);
+            let r = m.handle(&Req::get("/admin/sales/order/", None));
+            assert_eq!(r, Resp::redirect("/admin/"), "{v}: no session");
+            let r =
+                m.handle(&Req::post("/admin/", &[("login[username]", "admin"), ("login[password]", "wrong")], None));
+            assert!(matches!(&r, Resp::Page(h) if h.contains("role=\"alert\"")), "{v}: a bad password is refused");
+            let r =
+                m.handle(&Req::post("/admin/", &[("login[username]", USERNAME), ("login[password]", PASSWORD)], None));
+            let Resp::Redirect { to, cookie: Some(token) } = r else { panic!("{v}: login sets a session") };
+            let page = m.handle(&Req::get("/admin/admin/dashboard/", Some(&token)));
+            if v == Version::V1 {
+                assert_eq!(to, "/admin/admin/dashboard/");
+                assert!(matches!(page, Resp::Page(_)));
+            } else {
+                assert_eq!(to, "/admin/tfa/tfa/index/");
+                assert_eq!(page, Resp::redirect("/admin/tfa/tfa/index/"), "v2 waits for the code");
+                let wrong = m.handle(&Req::post("/admin/tfa/tfa/index/", &[("tfa_code", "000000")], Some(&token)));
+                assert!(matches!(&wrong, Resp::Page(h) if h.contains("Invalid code")));
+                let ok = m.handle(&Req::post("/admin/tfa/tfa/index/", &[("tfa_code", TFA_CODE)], Some(&token)));
+                assert_eq!(ok, Resp::redirect("/admin/admin/dashboard/"));
+                assert!(matches!(m.handle(&Req::get("/admin/admin/dashboard/", Some(&token))), Resp::Page(_)));
+            }
+        }
+    }
+
+    #[test]
+    fn reset_restores_the_seed_and_drops_sessions() {
+        let m = Magento::new(Version::V1);
+        let Resp::Redirect { cookie: Some(token), .. } =
+            m.handle(&Req::post("/admin/", &[("login[username]", USERNAME), ("login[password]", PASSWORD)], None))
+        else {
+            panic!("login")
+        };
+        let before = m.lock().store.order(1).map(|o| o.status.clone());
+        let open = m.lock().store.orders.iter().find(|o| o.status == "Pending").map(|o| o.id).unwrap_or(1);
+        let r = m.handle(&Req::post(&format!("/admin/sales/order/cancel/order_id/{open}/"), &[], Some(&token)));
+        assert_eq!(r, Resp::redirect(format!("/admin/sales/order/view/order_id/{open}/")));
+        assert_eq!(m.lock().store.order(open).map(|o| o.status.as_str()), Some("Canceled"));
+        App::reset(&m);
+        assert_ne!(m.lock().store.order(open).map(|o| o.status.as_str()), Some("Canceled"));
+        assert_eq!(m.lock().store.order(1).map(|o| o.status.clone()), before);
+        assert_eq!(m.handle(&Req::get("/admin/sales/order/", Some(&token))), Resp::redirect("/admin/"));
+    }
+}

@@ -320,3 +320,104 @@ pub fn tasks(version: Version) -> Vec<GeneratedTask> {
 pub fn skills() -> Vec<Skill> {
     skills::skills()
 }
+
+#[cfg(test)]
+mod tests {
+    use skillshift_common::{Site, Version};
+
+    use super::*;
+    use crate::magento::kit;
+
+    fn pages(v: Version) -> Vec<String> {
+        let mut p: Vec<String> = [
+            "/wp-admin/",
+            "/wp-admin/edit.php",
+            "/wp-admin/edit.php?s=Notes&paged=1",
+            "/wp-admin/edit.php?post_status=trash",
+            "/wp-admin/edit.php?post_type=page",
+            "/wp-admin/edit.php?inline=12",
+            "/wp-admin/post.php?post=12&action=edit",
+            "/wp-admin/post-new.php",
+            "/wp-admin/post-new.php?post_type=page",
+            "/wp-admin/edit-comments.php",
+            "/wp-admin/edit-comments.php?comment_status=moderated",
+            "/wp-admin/comment.php?action=editcomment&c=3",
+            "/wp-admin/edit-tags.php?taxonomy=category",
+            "/wp-admin/edit-tags.php?taxonomy=post_tag",
+            "/wp-admin/term.php?taxonomy=category&tag_ID=2",
+            "/wp-admin/users.php",
+            "/wp-admin/user-edit.php?user_id=5",
+            "/wp-admin/user-new.php",
+            "/wp-admin/profile.php",
+            "/wp-admin/options-general.php",
+            "/wp-admin/options-reading.php",
+            "/wp-admin/options-discussion.php",
+            "/",
+            "/?s=garden",
+            "/category/food/",
+            "/tag/howto/",
+            "/?p=12",
+            "/about/",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for (_, _, href, subs) in ui::menu(v) {
+            p.push(format!("/wp-admin/{href}"));
+            p.extend(subs.iter().map(|(_, h)| format!("/wp-admin/{h}")));
+        }
+        if v == Version::V2 {
+            p.push("/wp-admin/site-editor.php?path=/navigation".into());
+        }
+        p
+    }
+
+    #[tokio::test]
+    async fn every_screen_has_landmarks_headings_and_named_controls() {
+        for v in [Version::V1, Version::V2] {
+            let bad = kit::testing::lint(Site::Wordpress, v, &pages(v)).await;
+            assert!(bad.is_empty(), "{v}:\n{}", bad.join("\n"));
+        }
+    }
+
+    #[test]
+    fn admin_needs_a_session_and_reset_drops_it() {
+        for v in [Version::V1, Version::V2] {
+            let wp = WordPress::new(v);
+            let r = wp.handle(&Req::get("/wp-admin/edit.php", None));
+            assert!(matches!(&r, Resp::Redirect { to, .. } if to.starts_with("/wp-login.php")), "{v}: {r:?}");
+            let r = wp.handle(&Req::post("/wp-login.php", &[("log", USERNAME), ("pwd", PASSWORD)], None));
+            let Resp::Redirect { to, cookie: Some(token) } = r else { panic!("{v}: login sets a session") };
+            let want = if v == Version::V2 { "/wp-login.php?action=confirm_admin_email" } else { "/wp-admin/" };
+            assert_eq!(to, want);
+            let r = wp.handle(&Req::get("/wp-admin/post.php?post=12&action=trash", Some(&token)));
+            assert!(matches!(r, Resp::Redirect { .. }));
+            assert_eq!(wp.lock().blog.post(12).map(|p| p.status.as_str()), Some("trash"));
+            App::reset(&wp);
+            assert_ne!(wp.lock().blog.post(12).map(|p| p.status.as_str()), Some("trash"));
+            let r = wp.handle(&Req::get("/wp-admin/edit.php", Some(&token)));
+            assert!(
+                matches!(&r, Resp::Redirect { to, .. } if to.starts_with("/wp-login.php")),
+                "{v}: reset drops sessions"
+            );
+        }
+    }
+
+    #[test]
+    fn the_block_editor_shows_the_welcome_guide_until_get_started() {
+        let wp = WordPress::new(Version::V2);
+        let Resp::Redirect { cookie: Some(token), .. } =
+            wp.handle(&Req::post("/wp-login.php", &[("log", USERNAME), ("pwd", PASSWORD)], None))
+        else {
+            panic!("login")
+        };
+        let editor = "/wp-admin/post.php?post=12&action=edit";
+        let Resp::Page(html) = wp.handle(&Req::get(editor, Some(&token))) else { panic!("editor") };
+        assert!(html.contains("Welcome to the Block Editor") && !html.contains("id=\"adminmenu\""), "W8 and W9");
+        let r =
+            wp.handle(&Req::post("/wp-admin/admin-post.php?action=dismiss-welcome", &[("back", editor)], Some(&token)));
+        assert_eq!(r, Resp::redirect(editor));
+        let Resp::Page(html) = wp.handle(&Req::get(editor, Some(&token))) else { panic!("editor") };
+        assert!(!html.contains("Welcome to the Block Editor"));
+    }
+}

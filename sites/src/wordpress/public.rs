@@ -115,8 +115,11 @@ fn meta(b: &Blog, p: &Post) -> String {
 fn archive(v: Version, b: &Blog, req: &Req, title: &str, list: &[&Post]) -> Resp {
     let per = b.opt("posts_per_page").parse::<usize>().unwrap_or(10).max(1);
     let (items, pages) = paginate(list, req.page(), per);
-    let mut main =
-        if title.is_empty() { String::new() } else { format!("<h1 class=\"page-title\">{}</h1>", esc(title)) };
+    let mut main = if title.is_empty() {
+        "<h1 class=\"page-title screen-reader-text\">Posts</h1>".to_string()
+    } else {
+        format!("<h1 class=\"page-title\">{}</h1>", esc(title))
+    };
     if items.is_empty() {
         main.push_str("<p>Sorry, but nothing matched your search terms.</p>");
     }
