@@ -78,7 +78,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => Profile::default_profile(),
     };
     let task_file = skillshift_common::task::task_file_path(&args.data, uid.site, uid.version);
-    let tasks = if task_file.exists() { TaskSource::Dir(args.data.clone()) } else { TaskSource::Generated };
+    let (tasks, n_tasks) = if task_file.exists() {
+        let n = skillshift_common::task::load_task_file(&task_file, uid.site)?.len();
+        (TaskSource::Dir(args.data.clone()), n)
+    } else {
+        (TaskSource::Generated, skillshift_sites::tasks(uid.site, uid.version).len())
+    };
+    if uid.task_id as usize >= n_tasks {
+        bail!("uid {uid}: {}.{} has {n_tasks} tasks (ids 0..{})", uid.site, uid.version, n_tasks.saturating_sub(1));
+    }
     let spec = AttemptSpec {
         sweep: "local-run".into(),
         treatment: skills.as_ref().map(|l| l.method.clone()).unwrap_or_else(|| "CONTROL".into()),
