@@ -136,6 +136,27 @@ pub struct Comparison {
     pub directional_only: bool,
     pub contract: Contract,
     pub warnings: Vec<String>,
+    /// Overall pass@k / pass^k of each side (seed 001): informational, not a gate.
+    pub reliability: BTreeMap<String, SideReliability>,
+}
+
+/// One side's overall capability (pass@k) and reliability (pass^k), in percent.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideReliability {
+    pub reps: u32,
+    #[serde(rename = "pass@k")]
+    pub pass_at_k: BTreeMap<String, Option<f64>>,
+    #[serde(rename = "pass^k")]
+    pub pass_hat_k: BTreeMap<String, Option<f64>>,
+}
+
+fn side_reliability(a: &Analysis) -> SideReliability {
+    let r = &a.reliability;
+    SideReliability {
+        reps: r.reps,
+        pass_at_k: r.pass_at_k.iter().map(|(k, t)| (k.clone(), t.overall)).collect(),
+        pass_hat_k: r.pass_hat_k.iter().map(|(k, t)| (k.clone(), t.overall)).collect(),
+    }
 }
 
 /// Flatten a JSON value to dotted paths.
@@ -356,6 +377,11 @@ pub fn compare(
         directional_only,
         contract,
         warnings,
+        reliability: [
+            ("baseline".to_string(), side_reliability(base)),
+            ("candidate".to_string(), side_reliability(cand)),
+        ]
+        .into(),
     }
 }
 
@@ -407,6 +433,25 @@ pub fn render_text(c: &Comparison) -> String {
             "directional only: the runs differ in their contract; do not claim the change caused the difference\n",
         );
     }
+    out.push_str("\npass@k / pass^k, capability vs reliability (overall, %; informational, not a gate)\n");
+    let ks: BTreeSet<&String> = c.reliability.values().flat_map(|r| r.pass_at_k.keys()).collect();
+    let mut header = vec!["side".to_string(), "reps".to_string()];
+    for k in &ks {
+        header.extend([format!("pass@{k}"), format!("pass^{k}"), format!("gap@{k}")]);
+    }
+    let rows: Vec<Vec<Cell>> = c
+        .reliability
+        .iter()
+        .map(|(side, r)| {
+            let mut row: Vec<Cell> = vec![side.clone().into(), r.reps.to_string().into()];
+            for k in &ks {
+                let (at, hat) = (r.pass_at_k.get(*k).copied().flatten(), r.pass_hat_k.get(*k).copied().flatten());
+                row.extend([num(at).into(), num(hat).into(), num(at.zip(hat).map(|(a, h)| a - h)).into()]);
+            }
+            row
+        })
+        .collect();
+    out.push_str(&table(&header, &rows));
     for w in &c.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }

@@ -18,6 +18,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -115,6 +116,32 @@ impl RecordSet {
     }
 }
 
+/// A string borrowed from the line when it has no escapes, owned otherwise.
+/// (serde's own `Cow<str>` inside an `Option` always allocates.)
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// `None` when absent, `Some(None)` when `null`, `Some(Some(v))` otherwise.
 fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
 where
@@ -128,11 +155,11 @@ where
 #[derive(Deserialize)]
 struct Line<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
-    uid: Option<Option<Cow<'a, str>>>,
+    uid: Option<Option<Text<'a>>>,
     #[serde(default, borrow, deserialize_with = "present")]
-    site: Option<Option<Cow<'a, str>>>,
+    site: Option<Option<Text<'a>>>,
     #[serde(default, borrow, deserialize_with = "present")]
-    condition: Option<Option<Cow<'a, str>>>,
+    condition: Option<Option<Text<'a>>>,
     #[serde(default, deserialize_with = "present")]
     success: Option<Option<bool>>,
     #[serde(default, deserialize_with = "present")]
@@ -142,15 +169,15 @@ struct Line<'a> {
     #[serde(default, deserialize_with = "present")]
     skill_failures: Option<Option<i64>>,
     #[serde(default, borrow)]
-    outcome: Option<Cow<'a, str>>,
+    outcome: Option<Text<'a>>,
     #[serde(default, borrow)]
-    treatment: Option<Cow<'a, str>>,
+    treatment: Option<Text<'a>>,
     #[serde(default)]
     rep: Option<i64>,
     #[serde(default)]
     attempt: Option<i64>,
     #[serde(default, borrow)]
-    config_digest: Option<Cow<'a, str>>,
+    config_digest: Option<Text<'a>>,
     #[serde(default)]
     duration_ms: Option<i64>,
 }
@@ -210,6 +237,30 @@ pub fn read(mut reader: impl BufRead, path: &Path) -> Result<RecordSet, RecordsE
 /// A checked line: its row, its treatment and its config digest.
 type Checked<'a> = (Row, Cow<'a, str>, Option<Cow<'a, str>>);
 
+/// A fast hasher for the packed record keys (trusted, fixed-width integers):
+/// a multiply-xorshift mix of each 64-bit half.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        let x = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 29);
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
+}
+
 /// Per-file validation state.
 struct Reader<'p> {
     path: &'p Path,
@@ -217,12 +268,12 @@ struct Reader<'p> {
     /// Per treatment: first line of a non-error record with integer / null `skill_calls`.
     kind_lines: Vec<(Option<u64>, Option<u64>)>,
     /// Duplicate-key detection: packed key -> line.
-    seen: HashMap<u128, u64>,
+    seen: HashMap<u128, u64, BuildHasherDefault<KeyHasher>>,
 }
 
 impl<'p> Reader<'p> {
     fn new(path: &'p Path) -> Self {
-        Reader { path, treatments: Vec::new(), kind_lines: Vec::new(), seen: HashMap::new() }
+        Reader { path, treatments: Vec::new(), kind_lines: Vec::new(), seen: HashMap::default() }
     }
 
     fn err(&self, line: u64, message: impl Into<String>) -> RecordsError {
@@ -293,9 +344,9 @@ impl<'p> Reader<'p> {
     fn check<'a>(&self, l: Line<'a>, n: u64) -> Result<Checked<'a>, RecordsError> {
         let missing = |f: &str| self.err(n, format!("missing required field '{f}'"));
         let null = |f: &str| self.err(n, format!("field '{f}' is null, expected a string"));
-        let uid_s = l.uid.ok_or_else(|| missing("uid"))?.ok_or_else(|| null("uid"))?;
-        let site_s = l.site.ok_or_else(|| missing("site"))?.ok_or_else(|| null("site"))?;
-        let cond_s = l.condition.ok_or_else(|| missing("condition"))?.ok_or_else(|| null("condition"))?;
+        let uid_s = l.uid.ok_or_else(|| missing("uid"))?.ok_or_else(|| null("uid"))?.0;
+        let site_s = l.site.ok_or_else(|| missing("site"))?.ok_or_else(|| null("site"))?.0;
+        let cond_s = l.condition.ok_or_else(|| missing("condition"))?.ok_or_else(|| null("condition"))?.0;
         let success = l.success.ok_or_else(|| missing("success"))?;
         let steps = l.steps.ok_or_else(|| missing("steps"))?;
         let calls = l.skill_calls.ok_or_else(|| missing("skill_calls"))?;
@@ -317,7 +368,7 @@ impl<'p> Reader<'p> {
                 ),
             ));
         }
-        let outcome = match l.outcome.as_deref() {
+        let outcome = match l.outcome.as_ref().map(|t| t.0.as_ref()) {
             None => match success {
                 Some(true) => Outcome::Success,
                 Some(false) => Outcome::Failure,
@@ -386,8 +437,8 @@ impl<'p> Reader<'p> {
             duration_ms,
             line: n,
         };
-        let treatment = l.treatment.unwrap_or(Cow::Borrowed(DEFAULT_TREATMENT));
-        Ok((row, treatment, l.config_digest))
+        let treatment = l.treatment.map_or(Cow::Borrowed(DEFAULT_TREATMENT), |t| t.0);
+        Ok((row, treatment, l.config_digest.map(|t| t.0)))
     }
 }
 
