@@ -37,10 +37,12 @@ pub struct Args {
     /// Lease time-to-live in milliseconds; heartbeats renew it.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub lease_ttl_ms: u64,
+    #[command(flatten)]
+    pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::sweep::init_logs();
+    let telemetry = args.telemetry.config("skillshift-coordinator")?;
     let tls = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => Some(TlsFiles { cert, key, ca: args.ca }),
         _ => None,
@@ -55,6 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
+        // Logs to stderr; spans over OTLP only when an endpoint is configured.
+        let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = super::sweep::cancel_on_signals();
         let running = server::start(config, cancel).await?;
         match running.http_addr {
@@ -62,6 +66,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => println!("coordinator listening on {}", running.grpc_addr),
         }
         running.wait().await?;
+        // Last in the shutdown order: flush the spans, with a deadline.
+        if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
+            eprintln!("skillshift: warning: {e}");
+        }
         eprintln!("coordinator stopped; store flushed");
         Ok(ExitCode::SUCCESS)
     })

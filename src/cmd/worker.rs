@@ -46,6 +46,11 @@ pub struct Args {
     /// On shutdown, seconds to let running attempts finish before cancelling them.
     #[arg(long, default_value_t = 60)]
     pub drain_timeout: u64,
+    /// Serve this worker's Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
 fn default_name() -> String {
@@ -55,7 +60,7 @@ fn default_name() -> String {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::sweep::init_logs();
+    let telemetry = args.telemetry.config("skillshift-worker")?;
     if args.sites.is_none() && !args.embedded_sites && args.simulate.is_none() {
         bail!("choose where attempts run: --embedded-sites, --sites FILE or --simulate MS");
     }
@@ -67,7 +72,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     cfg.drain_timeout = Duration::from_secs(args.drain_timeout);
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
+        // Logs to stderr; spans over OTLP only when an endpoint is configured.
+        let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = super::sweep::cancel_on_signals();
+        if let Some(addr) = args.metrics_addr {
+            let listener =
+                tokio::net::TcpListener::bind(addr).await.with_context(|| format!("--metrics-addr {addr}"))?;
+            let exposition = skillshift_telemetry::metrics::WorkerMetrics::global_exposition();
+            tokio::spawn(skillshift_telemetry::metrics::serve(listener, exposition, cancel.clone().cancelled_owned()));
+        }
         let (executor, browser): (Arc<dyn Executor>, Option<Arc<BrowserExecutor>>) = match args.simulate {
             Some(ms) => (Arc::new(SimulatedExecutor::new(Duration::from_millis(ms), args.slots as usize)), None),
             None => {
@@ -94,6 +107,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "worker stopped: {} attempts run, {} records still in the outbox",
             summary.attempts, summary.undelivered
         );
+        if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
+            eprintln!("skillshift: warning: {e}");
+        }
         Ok(ExitCode::SUCCESS)
     })
 }
