@@ -18,6 +18,8 @@ pub struct BenchRow {
     pub image: String,
     pub pages: usize,
     pub requests: usize,
+    /// Responses that were not 200 (a redirect to the login page would show here).
+    pub not_ok: usize,
     pub page_p50_ms: f64,
     pub page_p90_ms: f64,
     pub socket_p50_ms: f64,
@@ -59,6 +61,7 @@ pub async fn bench(site: Site, version: Version, rounds: usize, resets: usize) -
     let cookie = browser.cookie_header().unwrap_or_default();
     let pages = pages(site, version);
     let mut times = Vec::new();
+    let mut not_ok = 0;
     for _ in 0..rounds {
         for path in &pages {
             let request = Request::builder()
@@ -69,6 +72,9 @@ pub async fn bench(site: Site, version: Version, rounds: usize, resets: usize) -
             let Ok(request) = request else { continue };
             let start = Instant::now();
             let Ok(response) = router.clone().oneshot(request).await;
+            if response.status() != axum::http::StatusCode::OK {
+                not_ok += 1;
+            }
             let _ = axum::body::to_bytes(response.into_body(), 64 << 20).await;
             times.push(start.elapsed());
         }
@@ -96,6 +102,7 @@ pub async fn bench(site: Site, version: Version, rounds: usize, resets: usize) -
         image: site.image(version),
         pages: pages.len(),
         requests: times.len(),
+        not_ok,
         page_p50_ms: percentile(&times, 50.0),
         page_p90_ms: percentile(&times, 90.0),
         socket_p50_ms: percentile(&socket, 50.0),
