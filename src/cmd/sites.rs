@@ -17,6 +17,18 @@ pub struct Args {
 enum Command {
     /// Serve one site-version, one site's two versions, or all six site-versions.
     Serve(ServeArgs),
+    /// Measure page latency and reset time of every site-version (prints a Markdown table).
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Passes over each site-version's pages.
+    #[arg(long, default_value_t = 20)]
+    rounds: usize,
+    /// Resets timed per site-version.
+    #[arg(long, default_value_t = 50)]
+    resets: usize,
 }
 
 #[derive(clap::Args)]
@@ -38,7 +50,32 @@ struct ServeArgs {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Serve(a) => serve(a),
+        Command::Bench(a) => bench(a),
     }
+}
+
+fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    println!("| image | pages | requests | not 200 | page p50 ms | page p90 ms | socket round trip p50 ms | reset p50 ms | reset max ms |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for &site in Site::ALL {
+        for &version in Version::ALL {
+            let row = runtime.block_on(skillshift_sites::bench::bench(site, version, args.rounds, args.resets));
+            println!(
+                "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                row.image,
+                row.pages,
+                row.requests,
+                row.not_ok,
+                row.page_p50_ms,
+                row.page_p90_ms,
+                row.socket_p50_ms,
+                row.reset_p50_ms,
+                row.reset_max_ms
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {

@@ -1,0 +1,69 @@
+//! `skillshift tasks` as a user runs it: validate passes on the shipped data
+//! and names file, task and field on a broken copy (exit 2); show prints the
+//! intent, both versions' start URLs and the reference solutions; list pipes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_skillshift"))
+}
+
+fn data() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn validate_passes_on_the_shipped_gitlab_data() {
+    let out = bin().args(["tasks", "--data"]).arg(data()).args(["validate", "--sites", "gitlab"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("ok  gitlab v1: 162 tasks, 162 reference solutions"), "{stdout}");
+    assert!(stdout.contains("ok  gitlab v2: 162 tasks"), "{stdout}");
+}
+
+#[test]
+fn validate_names_file_task_and_field_on_a_broken_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&data(), dir.path());
+    let file = dir.path().join("tasks/gitlab.v1.json");
+    let mut tasks: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    tasks[5]["eval"]["reference_answers"] = serde_json::Value::Null;
+    tasks[5]["eval"]["eval_types"] = serde_json::json!(["string_match"]);
+    std::fs::write(&file, serde_json::to_string_pretty(&tasks).unwrap()).unwrap();
+    let out = bin().args(["tasks", "--data"]).arg(dir.path()).args(["validate", "--sites", "gitlab"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.contains("tasks/gitlab.v1.json: task 5: field eval.reference_answers")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn show_prints_intent_both_start_urls_and_solutions() {
+    let out = bin().args(["tasks", "--data"]).arg(data()).args(["show", "skillshift.gitlab.v2.7"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for needle in ["intent:     Close issue #", "start v1:   __GITLAB__/", "start v2:   __GITLAB__/", "reference solution (v1):", "click button \"Close issue\"", "reference solution (v2):", "click menuitem \"Close issue\""] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    let missing = bin().args(["tasks", "--data"]).arg(data()).args(["show", "skillshift.gitlab.v1.999"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("skillshift.gitlab.v1.999"), "{err}");
+}
