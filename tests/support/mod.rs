@@ -228,7 +228,7 @@ impl Sandbox {
             names.sort();
             for p in names {
                 let text = std::fs::read_to_string(&p).unwrap_or_default();
-                let tail: Vec<&str> = text.lines().rev().take(15).collect();
+                let tail: Vec<&str> = text.lines().rev().take(40).collect();
                 s.push_str(&format!("--- {} ---\n", p.display()));
                 for l in tail.into_iter().rev() {
                     s.push_str(l);
