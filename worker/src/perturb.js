@@ -153,7 +153,7 @@
   function maybeModal() {
     const m = CFG.execution && CFG.execution.interstitial;
     if (!m || !document.body || store.get("modal_dismissed") === "1") return;
-    if (Number(store.get("step") || 0) < modalStep() || document.querySelector("[data-skillshift=modal]")) return;
+    if (Number(store.get("step") ?? -1) < modalStep() || document.querySelector("[data-skillshift=modal]")) return;
     const overlay = document.createElement("div");
     overlay.setAttribute("data-skillshift", "modal");
     overlay.style.cssText = "position:fixed;inset:0;z-index:2147483647;background:rgba(0,0,0,.45);" +
@@ -191,26 +191,35 @@
       api.applied.push("swallowed:" + key);
     }, true);
   }
+  // Late rendering counts agent steps, not milliseconds, so a slow machine meets the same page:
+  // an element hidden when its page loads (during step s) is shown from step s + after_steps on.
+  const late = [];
+  function revealLate() {
+    const step = Number(store.get("step") ?? -1);
+    for (const item of late) {
+      if (!item.shown && step >= item.at) { item.el.style.visibility = item.before; item.shown = true; }
+    }
+  }
   function lateRender() {
     const l = CFG.execution.late_render;
     if (!l || !(l.share > 0)) return;
     const scope = document.querySelector("main") || document.body;
     if (!scope) return;
-    let n = 0;
+    const at = Number(store.get("step") ?? -1) + l.after_steps;
     for (const el of scope.querySelectorAll("a[href], button, input, select, textarea")) {
       if (ours(el) || el.type === "hidden") continue;
-      const key = signature(el);
-      if (unit("late|" + key) >= l.share) continue;
-      const delay = l.min_delay_ms + Math.floor(unit("delay|" + key) * (l.max_delay_ms - l.min_delay_ms + 1));
-      const before = el.style.visibility;
+      if (unit("late|" + signature(el)) >= l.share) continue;
+      late.push({ el, before: el.style.visibility, at, shown: false });
       el.style.visibility = "hidden";
-      setTimeout(() => { el.style.visibility = before; }, delay);
-      n++;
     }
-    api.applied.push("late:" + n);
+    api.applied.push("late:" + late.length);
   }
 
-  api.setStep = (n) => { store.set("step", n); if (CFG.execution) maybeModal(); return api.applied; };
+  api.setStep = (n) => {
+    store.set("step", n);
+    if (CFG.execution) { revealLate(); maybeModal(); }
+    return api.applied;
+  };
 
   function onReady() {
     if (CFG.perception) {

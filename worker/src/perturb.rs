@@ -106,8 +106,10 @@ pub struct Interstitial {
 #[serde(deny_unknown_fields)]
 pub struct LateRender {
     pub share: f64,
-    pub min_delay_ms: u32,
-    pub max_delay_ms: u32,
+    /// An element hidden when its page loads during agent step `s` is shown from step `s + after_steps`
+    /// (the page's first observation is at `s + 1`). Counted in steps, not time, so a slow machine meets
+    /// the same page.
+    pub after_steps: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -135,7 +137,7 @@ impl Profile {
             execution: Execution {
                 interstitial: None,
                 swallow_clicks: Share { share: 0.0 },
-                late_render: LateRender { share: 0.0, min_delay_ms: 0, max_delay_ms: 0 },
+                late_render: LateRender { share: 0.0, after_steps: 0 },
             },
         }
     }
@@ -180,10 +182,6 @@ impl Profile {
             if m.first_step > m.last_step {
                 return Err("execution.interstitial.first_step is after last_step".into());
             }
-        }
-        let l = &self.execution.late_render;
-        if l.min_delay_ms > l.max_delay_ms {
-            return Err("execution.late_render.min_delay_ms is above max_delay_ms".into());
         }
         for (k, v) in &self.perception.relabel.synonyms {
             if k.to_lowercase() != *k || v.is_empty() || v.iter().any(|s| s.is_empty()) {

@@ -1,7 +1,7 @@
 //! The in-page perturbations in real Chromium, on a page of this test's own:
 //! perception shifts are applied and seeded (same seed, same page), and the
 //! execution shifts do what docs/conditions.md says (a modal that covers
-//! clicks until dismissed, a click swallowed once, elements rendered late).
+//! clicks until dismissed, a click swallowed once, elements rendered steps late).
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
@@ -127,14 +127,17 @@ async fn execution_shift_modal_swallowed_click_and_late_render() {
     // Late rendering: the controls of <main> appear after the delay.
     v["execution"]["interstitial"] = serde_json::Value::Null;
     v["execution"]["swallow_clicks"]["share"] = json!(0.0);
-    v["execution"]["late_render"] = json!({"share": 1.0, "min_delay_ms": 1500, "max_delay_ms": 1500});
+    v["execution"]["late_render"] = json!({"share": 1.0, "after_steps": 2});
     let p = Perturbation::for_attempt(Profile::from_value(&v, "late").unwrap(), 1, family, Condition::SrcExec, 0);
     let s = Session::open(&driver).await.unwrap();
     p.install(&s).await.unwrap();
-    s.goto(&url).await.unwrap();
+    s.goto(&url).await.unwrap(); // the start page counts as loaded at step -1: shown from step 1 on
+    p.set_step(&s, 0).await.unwrap();
     let early = observe(&s).await.unwrap().text;
     assert!(!early.contains("button 'New project'"), "rendered late:\n{early}");
-    tokio::time::sleep(Duration::from_millis(1800)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!observe(&s).await.unwrap().text.contains("button 'New project'"), "time alone does not render it");
+    p.set_step(&s, 1).await.unwrap();
     let late = observe(&s).await.unwrap().text;
     assert!(late.contains("button 'New project'"), "{late}");
     s.close().await;
