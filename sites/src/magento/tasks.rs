@@ -52,7 +52,7 @@ pub const TEMPLATES: &[Template] = &[
     tpl!(
         17,
         "magento_customer_orders_tab",
-        "Show the orders of the customer {{customer}} on their account page",
+        "On the account page of the customer {{customer}}, show their orders",
         ["customer"]
     ),
     tpl!(18, "magento_open_cms_page", "Open the edit page of the CMS page {{page}}", ["page"]),
@@ -152,7 +152,8 @@ pub fn solution(t: u32, v: Version, x: &[String]) -> Vec<Step> {
         ]),
         15 => cat(vec![products(), search(a), vec![click("link", "Edit")]]),
         16 => nav("Reports", a),
-        17 => cat(vec![customers(), search(a), vec![click("link", "Edit"), click("link", "Orders")]]),
+        // Starts on the customer's page: one step.
+        17 => vec![click("link", "Orders")],
         18 => cat(vec![nav("Content", "Pages"), search(a), vec![click("link", "Edit")]]),
         _ => cat(vec![nav("Catalog", "Categories"), vec![click("link", a)]]),
     }
@@ -404,8 +405,9 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
     groups.push(
         spread(&s.customers, 5, 71, one_customer)
             .iter()
-            .map(|c| {
-                inst(17, vec![c.name()], Check::Url(format!("{M}/admin/customer/index/edit/id/{}/?tab=orders", c.id)))
+            .map(|c| Inst {
+                start: format!("{M}/admin/customer/index/edit/id/{}/", c.id),
+                ..inst(17, vec![c.name()], Check::Url(format!("{M}/admin/customer/index/edit/id/{}/?tab=orders", c.id)))
             })
             .collect(),
     );
@@ -463,7 +465,7 @@ mod tests {
         let templates: std::collections::BTreeSet<u32> = v1.iter().map(|t| t.task.intent_template_id).collect();
         assert!(templates.len() >= 12);
         let lens: Vec<usize> = v1.iter().map(|t| t.solution.len()).collect();
-        assert!(lens.iter().min() <= Some(&2) && lens.iter().max() >= Some(&8), "difficulty spread: {lens:?}");
+        assert!(lens.iter().min() == Some(&1) && lens.iter().max() >= Some(&8), "difficulty spread: {lens:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
