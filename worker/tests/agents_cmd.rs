@@ -177,16 +177,33 @@ async fn the_child_is_killed_on_drop() {
     let pid = agent.pid().unwrap();
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
     drop(agent);
+    wait_dead(pid).await;
+}
+
+/// Waits until `pid` is gone or a zombie.
+async fn wait_dead(pid: u32) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    // Killed and reaped: the /proc entry goes away (a zombie would keep it, with state Z).
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         if stat.is_empty() || stat.contains(") Z ") {
-            break;
+            return;
         }
-        assert!(Instant::now() < deadline, "sleep {pid} still running after drop: {stat}");
+        assert!(Instant::now() < deadline, "process {pid} still running: {stat}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test]
+async fn processes_the_agent_started_are_killed_with_it() {
+    // The agent starts a helper and answers with the helper's pid.
+    let script = r#"read t; read o; sleep 31 & echo "{\"type\":\"action\",\"action\":\"stop [$!]\"}"; wait"#;
+    let mut agent = CmdAgent::spawn(&sh(script)).unwrap();
+    agent.start(brief("x")).await.unwrap();
+    let Move::Action(Action::Stop { answer }) = agent.next(obs(0, "")).await.unwrap().mv else { panic!("stop") };
+    let helper: u32 = answer.parse().unwrap();
+    assert!(std::path::Path::new(&format!("/proc/{helper}")).exists());
+    drop(agent);
+    wait_dead(helper).await;
 }
 
 #[tokio::test]

@@ -5,8 +5,8 @@
 //! The agent answers each observation with one `action` or `skill` line on stdout, optionally preceded by
 //! `skill_report` lines for skills it ran itself. Its stderr is logged through tracing. Every reply has a
 //! deadline; a line that is not such a message, a line over [`MAX_LINE_BYTES`], or the agent closing its
-//! stdout is an [`AgentError`], which ends the attempt as `error` (`agent`). The child is killed when the
-//! agent is dropped.
+//! stdout is an [`AgentError`], which ends the attempt as `error` (`agent`). The child runs in its own process
+//! group, which is killed when the agent is dropped, helpers it started included.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -72,6 +72,8 @@ impl CmdAgent {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
+            // Its own process group, so that what it starts can be killed with it (see `Drop`).
+            .process_group(0)
             .spawn()
             .map_err(|e| AgentError::Process(format!("cannot start agent '{command_line}': {e}")))?;
         let missing = || AgentError::Process("the agent's stdio pipes were not created".into());
@@ -246,6 +248,25 @@ impl Agent for CmdAgent {
 
     fn usage(&self) -> Usage {
         Usage::default()
+    }
+}
+
+impl Drop for CmdAgent {
+    /// Kills the agent's whole process group, so helpers it started do not outlive the attempt; the child
+    /// itself is also killed and reaped by `kill_on_drop`.
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            let group = format!("-{pid}");
+            let killed = std::process::Command::new("kill")
+                .args(["-KILL", "--", &group])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            if let Err(e) = killed {
+                tracing::warn!(agent = %self.program, pid, error = %e, "cannot kill the agent's process group");
+            }
+        }
     }
 }
 

@@ -209,10 +209,16 @@ impl LlmConfig {
             cfg.max_tokens = (n > 0).then_some(n);
         }
         if let Some(v) = var("SKILLSHIFT_LLM_TIMEOUT_S") {
-            let s: f64 = v.parse().ok().filter(|s: &f64| s.is_finite() && *s > 0.0).ok_or_else(|| {
-                LlmError::Config(format!("SKILLSHIFT_LLM_TIMEOUT_S must be a positive number of seconds, found '{v}'"))
-            })?;
-            cfg.request_timeout = Duration::from_secs_f64(s);
+            cfg.request_timeout = v
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0)
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .ok_or_else(|| {
+                    LlmError::Config(format!(
+                        "SKILLSHIFT_LLM_TIMEOUT_S must be a positive number of seconds, found '{v}'"
+                    ))
+                })?;
         }
         if let Some(v) = var("SKILLSHIFT_LLM_PRICE") {
             let parsed = v
@@ -396,8 +402,7 @@ impl OpenAiClient {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+            .and_then(|s| Duration::try_from_secs_f64(s).ok());
         let bytes = match read_body(resp).await {
             Ok(b) => b,
             Err(reason) => return Try::Retry { reason, status: None, retry_after: None },
@@ -640,6 +645,7 @@ mod tests {
         let base = ("OPENAI_BASE_URL", "http://h/v1");
         assert!(err(&[base, ("SKILLSHIFT_LLM_MAX_TOKENS", "-1")]).contains("SKILLSHIFT_LLM_MAX_TOKENS"));
         assert!(err(&[base, ("SKILLSHIFT_LLM_TIMEOUT_S", "0")]).contains("SKILLSHIFT_LLM_TIMEOUT_S"));
+        assert!(err(&[base, ("SKILLSHIFT_LLM_TIMEOUT_S", "1e300")]).contains("SKILLSHIFT_LLM_TIMEOUT_S"));
         assert!(err(&[base, ("SKILLSHIFT_LLM_PRICE", "3")]).contains("SKILLSHIFT_LLM_PRICE"));
     }
 

@@ -18,6 +18,26 @@ use crate::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage
 use super::llm::{ChatMessage, ChatModel, LlmCallInfo, LlmConfig, LlmError, OpenAiClient};
 use super::prompt::{self, ReplyError, DEFAULT_MAX_OBS_CHARS};
 
+/// What the frozen comparison contract (formats §8) records of a reference-agent configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContractFields {
+    pub model: String,
+    /// `gen_ai.provider.name` of the endpoint.
+    pub provider: String,
+    pub prompt_version: &'static str,
+    pub temperature: f64,
+}
+
+/// The contract fields of `config`, e.g. `contract_fields(&LlmConfig::from_env(model)?)` when a sweep starts.
+pub fn contract_fields(config: &LlmConfig) -> ContractFields {
+    ContractFields {
+        model: config.model.clone(),
+        provider: config.provider().to_string(),
+        prompt_version: prompt::PROMPT_VERSION,
+        temperature: config.temperature,
+    }
+}
+
 /// Called with each completed LLM call, inside the step's tracing span.
 pub type LlmCallHook = Arc<dyn Fn(&LlmCallInfo) + Send + Sync>;
 
@@ -173,4 +193,23 @@ fn malformed(step: u32, first: &ReplyError, second: &ReplyError) -> AgentError {
 
 fn llm_error(e: LlmError) -> AgentError {
     AgentError::Llm(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_fields_name_model_provider_prompt_and_temperature() {
+        let f = contract_fields(&LlmConfig::new("https://api.openai.com/v1/", "gpt-4o"));
+        assert_eq!(
+            f,
+            ContractFields {
+                model: "gpt-4o".into(),
+                provider: "openai".into(),
+                prompt_version: prompt::PROMPT_VERSION,
+                temperature: 0.0
+            }
+        );
+    }
 }
