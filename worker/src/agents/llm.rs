@@ -28,7 +28,7 @@ const MAX_BODY_BYTES: usize = 8 << 20;
 /// Why a chat completion could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("llm configuration: {0}")]
+    #[error("configuration: {0}")]
     Config(String),
     /// A non-retryable HTTP status (400, 401, 404, ...) or the last of the retried ones.
     #[error("{url} answered http {status} after {attempts} attempt(s): {body}")]
