@@ -45,16 +45,23 @@ impl Unit {
     }
 }
 
-fn sort_key(r: &Row) -> (Site, u32, Condition, u32, u32) {
-    (r.site, r.task_id, r.condition, r.rep, r.attempt)
+/// The row's position in (site, family, condition, rep, attempt) order, packed.
+fn sort_key(r: &Row) -> u128 {
+    (r.site.index() as u128) << 104
+        | u128::from(r.task_id) << 72
+        | (r.condition.index() as u128) << 64
+        | u128::from(r.rep) << 32
+        | u128::from(r.attempt)
 }
 
 /// Group rows into units, sorted by (site, family, condition, rep).
 pub fn units(rows: &[Row]) -> Vec<Unit> {
-    let mut sorted: Vec<Row> = rows.to_vec();
-    sorted.sort_unstable_by_key(sort_key);
+    // Sort small (key, index) pairs rather than whole rows.
+    let mut order: Vec<(u128, u32)> = rows.iter().enumerate().map(|(i, r)| (sort_key(r), i as u32)).collect();
+    order.sort_unstable();
+    let sorted = order.iter().map(|&(_, i)| &rows[i as usize]);
     let mut out: Vec<Unit> = Vec::new();
-    for r in &sorted {
+    for r in sorted {
         let same = out
             .last()
             .is_some_and(|u| (u.site, u.task_id, u.condition, u.rep) == (r.site, r.task_id, r.condition, r.rep));

@@ -229,7 +229,9 @@ pub fn read(mut reader: impl BufRead, path: &Path) -> Result<RecordSet, RecordsE
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        reader_state.line(&buf, line_no)?;
+        // One UTF-8 check per line; serde_json then skips its per-string checks.
+        let text = std::str::from_utf8(&buf).map_err(|e| reader_state.err(line_no, format!("not valid UTF-8: {e}")))?;
+        reader_state.line(text, line_no)?;
     }
     Ok(RecordSet { path: path.to_path_buf(), treatments: reader_state.treatments })
 }
@@ -280,10 +282,10 @@ impl<'p> Reader<'p> {
         RecordsError::Invalid { path: self.path.to_path_buf(), line, message: message.into() }
     }
 
-    fn line(&mut self, bytes: &[u8], line_no: u64) -> Result<(), RecordsError> {
-        let parsed: Line = match serde_json::from_slice(bytes) {
+    fn line(&mut self, text: &str, line_no: u64) -> Result<(), RecordsError> {
+        let parsed: Line = match serde_json::from_str(text) {
             Ok(l) => l,
-            Err(e) => return Err(self.err(line_no, diagnose(bytes, &e))),
+            Err(e) => return Err(self.err(line_no, diagnose(text.as_bytes(), &e))),
         };
         let (row, treatment, digest) = self.check(parsed, line_no)?;
         let t = match self.treatments.iter().position(|t| t.name == treatment) {
