@@ -151,7 +151,7 @@ pub async fn run(
     let hosts: Vec<v1::SiteVersion> =
         executor.hosts().into_iter().map(|(s, v)| convert::site_version_to_wire(s, v)).collect();
     let slots = executor.slots().max(1) as u32;
-    let (done_tx, mut done_rx) = mpsc::channel::<(AttemptKey, Record)>(slots as usize + 16);
+    let (done_tx, mut done_rx) = mpsc::channel::<Done>(2 * slots as usize + 16);
     let mut running: HashMap<AttemptKey, (CancellationToken, JoinHandle<()>)> = HashMap::new();
     let mut worker_id = String::new();
     let mut session: Option<Session> = None;
@@ -160,6 +160,8 @@ pub async fn run(
     let mut draining = false;
     let mut drain_deadline: Option<Instant> = None;
     let mut deliver_deadline: Option<Instant> = None;
+    // Attempts that ended and whose record is still being written to the outbox.
+    let mut storing = 0usize;
     let mut summary = Summary::default();
     let mut heartbeat = tokio::time::interval(Duration::from_secs(5));
     let mut connected_once = false;
@@ -167,7 +169,7 @@ pub async fn run(
     loop {
         if draining {
             let now = Instant::now();
-            if running.is_empty() {
+            if running.is_empty() && storing == 0 {
                 let deliver_by = *deliver_deadline.get_or_insert(now + cfg.deliver_timeout);
                 if outbox.is_empty() || now >= deliver_by {
                     break;
@@ -222,29 +224,41 @@ pub async fn run(
         let far = Instant::now() + Duration::from_secs(3600);
         let drain_wake = deliver_deadline.or(drain_deadline).map_or(far, |d| d.min(far));
         tokio::select! {
-            Some((key, mut rec)) = done_rx.recv() => {
-                running.remove(&key);
-                summary.attempts += 1;
-                if rec.worker.is_none() && !worker_id.is_empty() {
-                    rec.worker = Some(worker_id.clone());
-                }
-                let m = record_msg(&key, &rec);
-                outbox.put(key, rec)?;
-                if let Some(s) = &session {
-                    let mut ok = s.tx.try_send(m).is_ok();
-                    if !draining {
-                        ok &= s.tx.try_send(msg(v1::worker_message::Body::Ready(v1::Ready { credits: 1 }))).is_ok();
-                    }
-                    if !ok {
-                        tracing::warn!("outgoing queue full; reconnecting");
-                        session = None;
+            Some(done) = done_rx.recv() => match done {
+                Done::Finished(key) => {
+                    // The slot is free now; the record follows once it is on disk.
+                    running.remove(&key);
+                    storing += 1;
+                    summary.attempts += 1;
+                    if let (Some(s), false) = (&session, draining) {
+                        if s.tx.try_send(msg(v1::worker_message::Body::Ready(v1::Ready { credits: 1 }))).is_err() {
+                            tracing::warn!("outgoing queue full; reconnecting");
+                            session = None;
+                        }
                     }
                 }
-            }
+                Done::Stored(key, mut rec, result) => {
+                    storing = storing.saturating_sub(1);
+                    if let Err(e) = result {
+                        tracing::error!(error = %e, "record could not be made durable; sending it anyway");
+                    }
+                    if rec.worker.is_none() && !worker_id.is_empty() {
+                        rec.worker = Some(worker_id.clone());
+                    }
+                    let m = record_msg(&key, &rec);
+                    outbox.insert(key, rec);
+                    if let Some(s) = &session {
+                        if s.tx.try_send(m).is_err() {
+                            tracing::warn!("outgoing queue full; reconnecting");
+                            session = None;
+                        }
+                    }
+                }
+            },
             incoming = next_message(&mut session), if session.is_some() => {
                 match incoming {
                     Ok(Some(m)) => {
-                        handle_incoming(m, &executor, &mut running, &done_tx, &mut outbox, &mut draining, slots)?;
+                        handle_incoming(m, &executor, &mut running, &done_tx, &mut outbox, draining, slots)?;
                     }
                     Ok(None) | Err(_) => {
                         if let Err(e) = incoming {
@@ -282,6 +296,18 @@ pub async fn run(
     Ok(summary)
 }
 
+/// What an attempt task reports to the loop.
+enum Done {
+    /// The attempt ended: its slot is free.
+    Finished(AttemptKey),
+    /// Its record is on disk (or could not be written).
+    Stored(AttemptKey, Record, Result<(), OutboxError>),
+}
+
+fn dir_of(_e: &tokio::task::JoinError) -> PathBuf {
+    PathBuf::from("(outbox writer task)")
+}
+
 /// The next message of the session; pending forever without one.
 async fn next_message(session: &mut Option<Session>) -> Result<Option<v1::CoordinatorMessage>, tonic::Status> {
     match session {
@@ -295,9 +321,9 @@ fn handle_incoming(
     m: v1::CoordinatorMessage,
     executor: &Arc<dyn Executor>,
     running: &mut HashMap<AttemptKey, (CancellationToken, JoinHandle<()>)>,
-    done_tx: &mpsc::Sender<(AttemptKey, Record)>,
+    done_tx: &mpsc::Sender<Done>,
     outbox: &mut Outbox,
-    draining: &mut bool,
+    draining: bool,
     slots: u32,
 ) -> Result<(), RemoteError> {
     use v1::coordinator_message::Body;
@@ -313,7 +339,7 @@ fn handle_incoming(
             if running.contains_key(&key) {
                 return Ok(());
             }
-            if *draining || running.len() as u32 >= slots {
+            if draining || running.len() as u32 >= slots {
                 // The coordinator's lease on it will be released when our heartbeat omits it
                 // or the session ends; running it over the slot budget would be worse.
                 tracing::warn!(sweep = %key.sweep, unit = key.unit, "assignment beyond free slots ignored");
@@ -324,12 +350,20 @@ fn handle_incoming(
             let fut = executor.execute(spec, token.clone());
             let tx = done_tx.clone();
             let k = key.clone();
+            let dir = outbox.dir().to_path_buf();
             let metrics = skillshift_telemetry::metrics::WorkerMetrics::global();
             metrics.attempt_started();
             let join = tokio::spawn(async move {
                 let rec = fut.await;
                 metrics.attempt_finished(rec.outcome.map_or("error", |o| o.as_str()));
-                let _ = tx.send((k, rec)).await;
+                let _ = tx.send(Done::Finished(k.clone())).await;
+                // fsync off the async threads: the loop keeps serving while the disk works.
+                let (k2, r2) = (k.clone(), rec.clone());
+                let result = match tokio::task::spawn_blocking(move || outbox::write_entry(&dir, &k2, &r2)).await {
+                    Ok(r) => r,
+                    Err(e) => Err(OutboxError::Corrupt { path: dir_of(&e), message: e.to_string() }),
+                };
+                let _ = tx.send(Done::Stored(k, rec, result)).await;
             });
             running.insert(key, (token, join));
         }

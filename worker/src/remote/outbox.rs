@@ -69,20 +69,18 @@ impl Outbox {
 
     /// Stores a record durably (fsync) before it may be sent.
     pub fn put(&mut self, key: AttemptKey, record: Record) -> Result<(), OutboxError> {
-        let path = self.dir.join(file_name(&key));
-        let tmp = path.with_extension("tmp");
-        let entry = Entry { sweep: key.sweep.clone(), unit: key.unit, attempt: key.attempt, record };
-        let bytes = serde_json::to_vec(&entry)
-            .map_err(|e| OutboxError::Corrupt { path: path.clone(), message: e.to_string() })?;
-        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&bytes).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
-        if let Ok(d) = std::fs::File::open(&self.dir) {
-            let _ = d.sync_all();
-        }
-        self.pending.insert(key, entry.record);
+        write_entry(&self.dir, &key, &record)?;
+        self.insert(key, record);
         Ok(())
+    }
+
+    /// Records an entry already written with [`write_entry`].
+    pub fn insert(&mut self, key: AttemptKey, record: Record) {
+        self.pending.insert(key, record);
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The coordinator holds the record durably: forget it.
@@ -109,6 +107,24 @@ impl Outbox {
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
     }
+}
+
+/// Writes one entry durably (temporary file, fsync, rename, fsync of the
+/// folder). Blocking: call it off the async threads.
+pub fn write_entry(dir: &Path, key: &AttemptKey, record: &Record) -> Result<(), OutboxError> {
+    let path = dir.join(file_name(key));
+    let tmp = path.with_extension("tmp");
+    let entry = Entry { sweep: key.sweep.clone(), unit: key.unit, attempt: key.attempt, record: record.clone() };
+    let bytes =
+        serde_json::to_vec(&entry).map_err(|e| OutboxError::Corrupt { path: path.clone(), message: e.to_string() })?;
+    let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+    f.write_all(&bytes).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
