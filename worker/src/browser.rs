@@ -293,7 +293,14 @@ impl Session {
                 .await
                 .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
                 .map_err(|e| BrowserError::Session(e.to_string()))?;
-        Ok(Session { client, cfg, _profile: profile })
+        let session = Session { client, cfg, _profile: profile };
+        // Keep Chrome's accessibility tree alive between observations instead of rebuilding it per call.
+        if let Err(e) = session.cdp("Accessibility.enable", json!({})).await {
+            if e.is_fatal() {
+                return Err(e);
+            }
+        }
+        Ok(session)
     }
 
     /// Sends one DevTools command and returns its result object.
