@@ -2,6 +2,8 @@
 //! and names file, task and field on a broken copy (exit 2); show prints the
 //! intent, both versions' start URLs and the reference solutions; list pipes.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -58,10 +60,19 @@ fn show_prints_intent_both_start_urls_and_solutions() {
     let out = bin().args(["tasks", "--data"]).arg(data()).args(["show", "skillshift.gitlab.v2.7"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for needle in ["intent:     Close issue #", "start v1:   __GITLAB__/", "start v2:   __GITLAB__/", "reference solution (v1):", "click button \"Close issue\"", "reference solution (v2):", "click menuitem \"Close issue\""] {
+    for needle in [
+        "intent:     Close issue #",
+        "start v1:   __GITLAB__/",
+        "start v2:   __GITLAB__/",
+        "reference solution (v1):",
+        "click button \"Close issue\"",
+        "reference solution (v2):",
+        "click menuitem \"Close issue\"",
+    ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
-    let missing = bin().args(["tasks", "--data"]).arg(data()).args(["show", "skillshift.gitlab.v1.999"]).output().unwrap();
+    let missing =
+        bin().args(["tasks", "--data"]).arg(data()).args(["show", "skillshift.gitlab.v1.999"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
     let err = String::from_utf8_lossy(&missing.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");

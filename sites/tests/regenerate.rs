@@ -1,6 +1,8 @@
 //! `skillshift tasks generate` is reproducible: rendering the data files from
 //! code gives the committed files byte for byte.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 #[test]
 fn regeneration_reproduces_the_committed_data_files() {
     let data = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../data"));

@@ -2,6 +2,8 @@
 //! consecutive ports in table order, each with the env-ctrl surface, the
 //! behaviours script, a login wall, and a reset that restores seeded state.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

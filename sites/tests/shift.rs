@@ -3,6 +3,8 @@
 //! first task of its template, the skill passes on v1, and on v2 it fails
 //! where the table says "breaks" and passes where it says "survives".
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use std::collections::BTreeMap;
 
 use skillshift_common::skills::Skill;

@@ -3,6 +3,8 @@
 //! (log in, go to the start URL, run the steps, score the evaluators).
 //! Sites whose module has no tasks yet are reported and skipped.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use skillshift_common::{Site, Version};
 
 async fn check_site(site: Site) {

@@ -1,6 +1,8 @@
 //! `tasks validate` accepts the shipped data and, on a broken copy, names
 //! the file, the task and the field.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use std::path::{Path, PathBuf};
 
 use skillshift_common::Site;

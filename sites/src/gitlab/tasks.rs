@@ -455,8 +455,7 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                 );
                 let assignee = seed.display(&p.members[k % p.members.len()].username);
                 let label = p.labels[k % p.labels.len()].name.clone();
-                let milestone =
-                    p.milestones.iter().filter(|m| !m.closed).nth(0).map(|m| m.title.clone()).unwrap_or_default();
+                let milestone = p.milestones.iter().find(|m| !m.closed).map(|m| m.title.clone()).unwrap_or_default();
                 let url = format!("{}/-/issues/{}", pu(p), p.issues.len() + 1);
                 Inst {
                     args: vec![

@@ -481,12 +481,11 @@ impl Page {
             .tree
             .nodes()
             .filter_map(ElementRef::wrap)
-            .filter(|e| {
+            .rfind(|e| {
                 (e.value().attr("role") == Some("dialog") || e.value().name() == "dialog")
                     && e.value().attr("aria-modal") == Some("true")
+                    && self.visible(*e)
             })
-            .filter(|e| self.visible(*e))
-            .last()
     }
 
     /// Every element of the accessibility tree, in document order.
