@@ -120,8 +120,12 @@ pub enum ProfileError {
 
 impl Profile {
     pub fn default_profile() -> Profile {
-        // The compiled-in profile is checked by a unit test; fall back to an inert one rather than panic.
-        Profile::parse(DEFAULT_PROFILE, "default profile").unwrap_or_else(|_| Profile::inert())
+        // The compiled-in profile is checked by a unit test; should it ever be broken, say so loudly and
+        // run unperturbed rather than panic in a worker.
+        Profile::parse(DEFAULT_PROFILE, "the built-in default profile").unwrap_or_else(|e| {
+            tracing::error!(error = %e, "perturbation profile is invalid; running without perturbations");
+            Profile::inert()
+        })
     }
 
     fn inert() -> Profile {
