@@ -237,9 +237,21 @@ async fn reassignment(rounds: usize) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let only_throughput = std::env::args().any(|a| a == "throughput");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    // Telemetry A/B (docs/performance.md, Telemetry): SKILLSHIFT_BENCH_TRACING=no-endpoint installs the
+    // coordinator's subscriber without an OTLP endpoint; unset, no subscriber at all (spans disabled).
+    let _traces = match std::env::var("SKILLSHIFT_BENCH_TRACING").as_deref() {
+        Ok("no-endpoint") => {
+            Some(skillshift_telemetry::init(&skillshift_telemetry::TelemetryConfig::logs_only("bench")).expect("init"))
+        }
+        _ => None,
+    };
     rt.block_on(async {
         throughput(64, if quick { 2 } else { 10 }).await;
+        if only_throughput {
+            return;
+        }
         efficiency(64, Duration::from_millis(100)).await;
         if !quick {
             efficiency(64, Duration::from_millis(1000)).await;

@@ -92,6 +92,38 @@ fn one_sweep() -> (u64, Duration) {
     (attempts, start.elapsed())
 }
 
+/// ns per attempt of exactly the telemetry calls the engine makes for one
+/// attempt (attempt span linked to the sweep span, traceparent, outcome, end).
+fn telemetry_calls_ns() -> f64 {
+    let spec = skillshift_common::AttemptSpec {
+        sweep: "s".into(),
+        treatment: "CONTROL".into(),
+        uid: skillshift_common::Uid::new(Site::Gitlab, Version::V1, 3),
+        condition: skillshift_common::Condition::Src,
+        rep: 0,
+        attempt: 0,
+        seed: 0,
+        max_steps: 10,
+        task_timeout_ms: 1000,
+        agent: "skills".into(),
+        model: None,
+        skills: None,
+        perturbation_profile: None,
+        config_digest: None,
+        traceparent: None,
+    };
+    let sweep = skillshift_telemetry::spans::sweep("s", false);
+    let n = 200_000u32;
+    let start = Instant::now();
+    for _ in 0..n {
+        let span = skillshift_telemetry::spans::attempt(&spec, "w1", Some(&sweep));
+        let tp = skillshift_telemetry::context::traceparent(&span);
+        skillshift_telemetry::spans::record_outcome(&span, "success", None);
+        std::hint::black_box(tp);
+    }
+    start.elapsed().as_nanos() as f64 / f64::from(n)
+}
+
 fn child(mode: &str, sweeps: usize) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
     let _enter = rt.enter();
@@ -116,7 +148,8 @@ fn child(mode: &str, sweeps: usize) {
         })
         .collect();
     rates.sort_by(f64::total_cmp);
-    println!("{}", rates[rates.len() / 2]);
+    let ns = if mode == "export" { f64::NAN } else { telemetry_calls_ns() };
+    println!("{} {ns}", rates[rates.len() / 2]);
     drop(guard);
 }
 
@@ -135,6 +168,7 @@ fn main() {
     let exe = std::env::current_exe().expect("own path");
     let modes = ["off", "no-endpoint", "export"];
     let mut results: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut calls: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     for round in 0..rounds {
         // Interleaved, so drift in machine load hits every mode alike.
         for (i, mode) in modes.iter().enumerate() {
@@ -143,8 +177,10 @@ fn main() {
                 .stderr(Stdio::null())
                 .output()
                 .expect("run child");
-            let rate: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("child rate");
-            results[i].push(rate);
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            let mut fields = text.split_whitespace().map(|f| f.parse::<f64>().expect("child figures"));
+            results[i].push(fields.next().expect("rate"));
+            calls[i].push(fields.next().expect("ns"));
         }
         eprintln!("round {} of {rounds} done", round + 1);
     }
@@ -156,5 +192,14 @@ fn main() {
         let m = median(results[i].clone());
         let rounds_s: Vec<String> = results[i].iter().map(|r| format!("{r:.0}")).collect();
         println!("{mode:<12} {m:>14.0} {:>9.2}%   {}", (m / base - 1.0) * 100.0, rounds_s.join(" "));
+    }
+    // The robust figure: the calls themselves, against the engine's own time per attempt.
+    let per_attempt_ns = 1e9 / base;
+    for (i, mode) in modes.iter().enumerate().take(2) {
+        let ns = median(calls[i].clone());
+        println!(
+            "{mode:<12} telemetry calls per attempt: {ns:.1} ns = {:.2}% of the engine's {per_attempt_ns:.0} ns per attempt",
+            ns / per_attempt_ns * 100.0
+        );
     }
 }

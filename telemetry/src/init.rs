@@ -107,22 +107,24 @@ pub fn subscriber(
         .map_err(|e| TelemetryError::Config(format!("RUST_LOG: {e}")))?;
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).with_filter(log_filter);
 
-    let (otel, provider) = match &config.otlp_endpoint {
-        None => (None, None),
+    // Two subscriber shapes rather than an `Option` layer: a `None` layer
+    // still answers "interested" for every callsite, which would make the
+    // run's spans live (and cost) without an endpoint.
+    match &config.otlp_endpoint {
+        None => Ok((Box::new(tracing_subscriber::registry().with(fmt)), Guard { provider: None })),
         Some(endpoint) => {
             let provider = provider(config, endpoint)?;
             let tracer = provider.tracer("skillshift");
-            let layer = tracing_opentelemetry::layer()
+            let otel = tracing_opentelemetry::layer()
                 .with_tracer(tracer)
                 .with_tracked_inactivity(false)
                 .with_threads(false)
                 .with_location(false)
                 .with_filter(export_filter());
-            (Some(layer), Some(provider))
+            let subscriber = tracing_subscriber::registry().with(fmt).with(otel);
+            Ok((Box::new(subscriber), Guard { provider: Some(provider) }))
         }
-    };
-    let subscriber = tracing_subscriber::registry().with(fmt).with(otel);
-    Ok((Box::new(subscriber), Guard { provider }))
+    }
 }
 
 /// What the export layer keeps: INFO and above from everything but the transport.
