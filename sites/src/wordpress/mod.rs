@@ -6,8 +6,9 @@
 //! clone of the seed.
 //!
 //! * [`data`]: the seeded blog; [`ui`]: admin chrome and list tables.
-//! * `pages_posts` (lists, quick edit, the two editors), `pages_admin`
-//!   (comments, terms, users, settings, appearance), `public` (the theme).
+//! * `pages_posts` (lists, quick edit), `editor` (the two editors),
+//!   `pages_admin` (comments, terms, users), `pages_site` (settings,
+//!   appearance), `public` (the theme).
 //! * [`tasks`] and [`skills`]: the task generator and the example skills.
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ pub mod data;
 mod editor;
 mod pages_admin;
 mod pages_posts;
+mod pages_site;
 mod public;
 pub mod skills;
 pub mod tasks;
@@ -262,11 +264,11 @@ fn route(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
         "comment.php" => pages_admin::comment_action(ctx, req),
         "edit-tags.php" | "term.php" => pages_admin::terms(ctx, req, file),
         "users.php" | "user-edit.php" | "user-new.php" | "profile.php" => pages_admin::users(ctx, req, file),
-        f if f.starts_with("options") => pages_admin::settings(ctx, req, f),
+        f if f.starts_with("options") => pages_site::settings(ctx, req, f),
         "themes.php" | "customize.php" | "widgets.php" | "nav-menus.php" | "theme-editor.php" | "site-editor.php" => {
-            pages_admin::appearance(ctx, req, file)
+            pages_site::appearance(ctx, req, file)
         }
-        _ => pages_admin::simple(ctx, file),
+        _ => pages_site::simple(ctx, file),
     }
 }
 
