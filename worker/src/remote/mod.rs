@@ -246,7 +246,7 @@ pub async fn run(
                         rec.worker = Some(worker_id.clone());
                     }
                     let m = record_msg(&key, &rec);
-                    outbox.insert(key, rec);
+                    outbox.insert(key, *rec);
                     if let Some(s) = &session {
                         if s.tx.try_send(m).is_err() {
                             tracing::warn!("outgoing queue full; reconnecting");
@@ -301,7 +301,7 @@ enum Done {
     /// The attempt ended: its slot is free.
     Finished(AttemptKey),
     /// Its record is on disk (or could not be written).
-    Stored(AttemptKey, Record, Result<(), OutboxError>),
+    Stored(AttemptKey, Box<Record>, Result<(), OutboxError>),
 }
 
 fn dir_of(_e: &tokio::task::JoinError) -> PathBuf {
@@ -363,7 +363,7 @@ fn handle_incoming(
                     Ok(r) => r,
                     Err(e) => Err(OutboxError::Corrupt { path: dir_of(&e), message: e.to_string() }),
                 };
-                let _ = tx.send(Done::Stored(k, rec, result)).await;
+                let _ = tx.send(Done::Stored(k, Box::new(rec), result)).await;
             });
             running.insert(key, (token, join));
         }

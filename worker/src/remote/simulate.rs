@@ -174,7 +174,7 @@ mod tests {
         assert!((60..160).contains(&successes), "about half succeed: {successes}");
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn cancel_ends_an_attempt_as_an_error() {
         let ex = SimulatedExecutor::new(Duration::from_secs(60), 1);
         let cancel = CancellationToken::new();
