@@ -60,7 +60,15 @@ async fn one_attempt_is_one_trace_across_coordinator_and_worker() {
     let mut worker_env = otel("skillshift-worker");
     worker_env.push(("OPENAI_BASE_URL", llm.base_url()));
     worker_env.push(("OPENAI_API_KEY", "scripted".to_string()));
-    let mut worker = sandbox::worker("trace-w1", grpc, dir.path(), &["--embedded-sites"], &worker_env);
+    let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let metrics_flag = metrics_addr.to_string();
+    let mut worker = sandbox::worker(
+        "trace-w1",
+        grpc,
+        dir.path(),
+        &["--embedded-sites", "--metrics-addr", &metrics_flag],
+        &worker_env,
+    );
 
     let families = dir.path().join("families.json");
     std::fs::write(&families, format!(r#"{{"sites": {{"gitlab": {{"families": [{family}]}}}}}}"#)).unwrap();
@@ -101,6 +109,29 @@ async fn one_attempt_is_one_trace_across_coordinator_and_worker() {
     assert_eq!(records.len(), 1, "{records:?}");
     let record = &records[0];
     assert_eq!(record["outcome"], "success", "{record}");
+
+    // The worker's metrics counted the same attempt: steps, outcome, LLM calls and tokens.
+    let (_, body) = tokio::task::spawn_blocking(move || sandbox::http_get(metrics_addr, "/metrics")).await.unwrap();
+    let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).unwrap();
+    let sample = |name: &str, labels: &[(&str, &str)]| -> f64 {
+        scrape
+            .samples
+            .iter()
+            .filter(|x| x.metric == name && labels.iter().all(|(k, v)| x.labels.get(k) == Some(*v)))
+            .filter_map(|x| match x.value {
+                prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => Some(v),
+                _ => None,
+            })
+            .sum()
+    };
+    let steps = record["steps"].as_u64().unwrap() as f64;
+    assert_eq!(sample("skillshift_worker_steps_total", &[]), steps, "{body}");
+    assert_eq!(sample("skillshift_worker_attempts_total", &[("outcome", "success")]), 1.0, "{body}");
+    assert_eq!(sample("skillshift_worker_llm_calls_total", &[("result", "ok")]), 2.0, "{body}");
+    let input = sample("skillshift_worker_llm_tokens_total", &[("model", SCRIPTED_MODEL), ("type", "input")]);
+    assert_eq!(input, 2.0 * PROMPT_TOKENS as f64, "{body}");
+    let output = sample("skillshift_worker_llm_tokens_total", &[("type", "output")]);
+    assert_eq!(output, 2.0 * COMPLETION_TOKENS as f64, "{body}");
 
     // SIGTERM both: each flushes its spans on the way out.
     let (w, c) = tokio::task::spawn_blocking(move || {

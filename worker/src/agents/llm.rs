@@ -495,7 +495,14 @@ impl ChatModel for OpenAiClient {
                 max_tokens: cfg.max_tokens,
                 server_address: Some(&address),
             });
+            let started = std::time::Instant::now();
             let result = self.complete_inner(messages).instrument(span.clone()).await;
+            // Worker metrics: calls, tokens and latency per model (skillshift_worker_llm_*).
+            let metrics = skillshift_telemetry::metrics::WorkerMetrics::global();
+            match &result {
+                Ok(c) => metrics.llm_call(&cfg.model, c.info.latency, true, c.info.tokens_in, c.info.tokens_out),
+                Err(_) => metrics.llm_call(&cfg.model, started.elapsed(), false, 0, 0),
+            }
             match &result {
                 Ok(c) => {
                     let reasons: Vec<String> = c.info.finish_reason.iter().cloned().collect();
