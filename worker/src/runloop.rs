@@ -102,12 +102,33 @@ impl RunContext {
 /// One line of the trajectory.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    Step { step: u32, url: String, action: String, error: Option<String> },
-    Skill { step: u32, name: String, ok: bool, error: Option<String>, answer: Option<String> },
-    Reported { step: u32, name: String, ok: bool, error: Option<String> },
-    Score { details: Vec<String> },
+    Step {
+        step: u32,
+        url: String,
+        action: String,
+        error: Option<String>,
+    },
+    Skill {
+        step: u32,
+        name: String,
+        ok: bool,
+        error: Option<String>,
+        answer: Option<String>,
+    },
+    Reported {
+        step: u32,
+        name: String,
+        ok: bool,
+        error: Option<String>,
+    },
+    Score {
+        details: Vec<String>,
+    },
     /// The observation shown to the agent at a step.
-    Observation { step: u32, text: String },
+    Observation {
+        step: u32,
+        text: String,
+    },
     Note(String),
 }
 
@@ -248,7 +269,10 @@ async fn attempt_body(
 ) -> End {
     let uid = spec.uid;
     if uid.version != spec.condition.version() {
-        return err("spec", format!("{uid} does not run under {} (a {} condition)", spec.condition, spec.condition.version()));
+        return err(
+            "spec",
+            format!("{uid} does not run under {} (a {} condition)", spec.condition, spec.condition.version()),
+        );
     }
     let task = match ctx.task(uid.site, uid.version, uid.task_id) {
         Ok(t) => t,
@@ -290,7 +314,14 @@ async fn attempt_body(
     end
 }
 
-async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &Task, ph: &Placeholders, p: &mut Progress) -> End {
+async fn drive(
+    ctx: &RunContext,
+    session: &Session,
+    spec: &AttemptSpec,
+    task: &Task,
+    ph: &Placeholders,
+    p: &mut Progress,
+) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
     if task.require_login {
@@ -338,7 +369,11 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
                 l.skills
                     .iter()
                     .filter(|s| s.site == uid.site)
-                    .map(|s| SkillSummary { name: s.name.clone(), params: s.params.clone(), description: s.description.clone() })
+                    .map(|s| SkillSummary {
+                        name: s.name.clone(),
+                        params: s.params.clone(),
+                        description: s.description.clone(),
+                    })
                     .collect()
             })
             .unwrap_or_default(),
@@ -378,7 +413,13 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
         p.steps = step + 1;
         WorkerMetrics::global().step();
         for rep in reply.skill_reports {
-            p.recorder.record(SkillEvent { step, name: rep.name.clone(), ok: rep.ok, error: rep.error.clone(), reported: true });
+            p.recorder.record(SkillEvent {
+                step,
+                name: rep.name.clone(),
+                ok: rep.ok,
+                error: rep.error.clone(),
+                reported: true,
+            });
             p.emit(Event::Reported { step, name: rep.name, ok: rep.ok, error: rep.error });
         }
         match reply.mv {
@@ -413,7 +454,12 @@ async fn drive(ctx: &RunContext, session: &Session, spec: &AttemptSpec, task: &T
                     (None, _) => {
                         let m = "this attempt has no skill library".to_string();
                         spans::record_skill(&skill_span, false, Some(&m));
-                        p.emit(Event::Step { step, url: snap.url.clone(), action: format!("skill {name}"), error: Some(m.clone()) });
+                        p.emit(Event::Step {
+                            step,
+                            url: snap.url.clone(),
+                            action: format!("skill {name}"),
+                            error: Some(m.clone()),
+                        });
                         spans::record_step(&step_span, &format!("skill {name}"), Some(&m));
                         last_error = Some(m);
                         continue;

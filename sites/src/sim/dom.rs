@@ -477,15 +477,11 @@ impl Page {
 
     /// The open modal dialog, if any: while one is shown, only its content is in the tree.
     fn open_modal(&self) -> Option<ElementRef<'_>> {
-        self.doc
-            .tree
-            .nodes()
-            .filter_map(ElementRef::wrap)
-            .rfind(|e| {
-                (e.value().attr("role") == Some("dialog") || e.value().name() == "dialog")
-                    && e.value().attr("aria-modal") == Some("true")
-                    && self.visible(*e)
-            })
+        self.doc.tree.nodes().filter_map(ElementRef::wrap).rfind(|e| {
+            (e.value().attr("role") == Some("dialog") || e.value().name() == "dialog")
+                && e.value().attr("aria-modal") == Some("true")
+                && self.visible(*e)
+        })
     }
 
     /// Every element of the accessibility tree, in document order.
