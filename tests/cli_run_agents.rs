@@ -91,3 +91,21 @@ async fn run_with_a_malformed_external_agent_records_an_agent_error() {
     assert_eq!(record["outcome"], "error", "{record}");
     assert_eq!(record["error"], "agent");
 }
+
+/// A misconfigured agent is bad input: exit 2 with one line, before any browser starts.
+#[test]
+fn run_refuses_a_reference_agent_without_an_api_key_and_an_unknown_agent() {
+    for (agent, expected) in [("reference", "OPENAI_API_KEY"), ("telepathy", "--agent 'telepathy'")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+            .args(["run", "skillshift.gitlab.v1.0", "--condition", "src", "--agent", agent])
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "agent {agent}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "agent {agent}: {stderr}");
+        assert!(stderr.contains(expected), "agent {agent}: {stderr}");
+        assert!(out.stdout.is_empty(), "agent {agent}: nothing runs");
+    }
+}

@@ -71,6 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.max_steps == 0 {
         bail!("--max-steps must be at least 1");
     }
+    check_agent(&args.agent, args.model.clone())?;
     let policy: ResetPolicy = args.reset_policy.parse().map_err(anyhow::Error::msg)?;
     let skills = load_skills(&args, uid)?;
     let profile = match &args.profile {
@@ -178,4 +179,21 @@ fn show(e: &Event, observations: bool) -> Option<String> {
         Event::Score { details } => details.iter().map(|d| format!("score    {d}")).collect::<Vec<_>>().join("\n"),
         Event::Note(n) => format!("note     {n}"),
     })
+}
+
+/// Refuses an unknown agent, or a `reference` agent without an LLM endpoint
+/// configured, before a browser is started: bad input is exit 2, not an
+/// `error` record.
+fn check_agent(agent: &str, model: Option<String>) -> anyhow::Result<()> {
+    match agent {
+        "skills" => Ok(()),
+        "reference" => {
+            skillshift_worker::agents::llm::LlmConfig::from_env(model).context("--agent reference")?;
+            Ok(())
+        }
+        other => match other.strip_prefix("cmd:") {
+            Some(cmd) if !cmd.trim().is_empty() => Ok(()),
+            _ => bail!("--agent '{other}': expected skills, reference or cmd:<command line>"),
+        },
+    }
 }
