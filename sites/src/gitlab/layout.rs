@@ -105,7 +105,7 @@ aside ul{list-style:none;margin:0;padding:0}aside li a{display:block;padding:4px
 aside li a[aria-current]{background:#e9e9f0;font-weight:600}aside .group>a{font-weight:600;margin-top:6px}
 aside .sub a{padding-left:30px;font-size:13px}.count{background:#ececef;border-radius:9px;padding:0 6px;font-size:12px;margin-left:4px}
 .section-toggle{display:block;width:calc(100% - 16px);margin:2px 8px;text-align:left;border:0;background:transparent;font-weight:600}
-.section-toggle[aria-expanded=true]::before{content:"▾ "}.section-toggle[aria-expanded=false]::before{content:"▸ "}
+.section-toggle[aria-expanded=true]::before{content:"▾ " / ""}.section-toggle[aria-expanded=false]::before{content:"▸ " / ""}
 .sidebar-top{display:flex;gap:6px;padding:4px 10px 10px;align-items:center;flex-wrap:wrap}
 .search-trigger{width:100%;text-align:left;color:#626168}
 main{flex:1;padding:16px 28px;max-width:1100px}
