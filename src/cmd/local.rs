@@ -168,6 +168,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.simulate.is_some() {
         eprintln!("note: --simulate ran no browser; these numbers are fake and measure nothing");
+    } else {
+        println!(
+            "note: these numbers come from skillshift's bundled fixture sites (small stand-ins for GitLab, Magento and \
+             WordPress) and exercise the harness; they are not the benchmark's numbers and must not be reported as such"
+        );
     }
     eprintln!(
         "done in {:.1} s; records {}, summary {}",
