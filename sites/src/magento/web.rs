@@ -182,21 +182,7 @@ pub fn urlenc(s: &str) -> String {
     out
 }
 
-/// Escapes text for HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::html::esc;
 
 /// A lowercase, dash-separated slug of `s` (WordPress slugs, Magento URL keys).
 pub fn slug(s: &str) -> String {
