@@ -54,10 +54,12 @@ pub struct Args {
     /// Testing aid: workers run no browser, attempts take about MS ms with fake records.
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate: Option<u64>,
+    #[command(flatten)]
+    pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    sweep_cmd::init_logs();
+    let telemetry = args.telemetry.config("skillshift-local")?;
     if args.agent == "reference"
         && std::env::var_os("OPENAI_API_KEY").is_none()
         && std::env::var_os("OPENAI_BASE_URL").is_none()
@@ -88,6 +90,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let began = Instant::now();
     let code = rt.block_on(async {
+        // Logs to stderr; the coordinator's and the workers' spans over OTLP when an endpoint is configured.
+        let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = sweep_cmd::cancel_on_signals();
         let token = format!("{:032x}", rand_token());
         let coordinator = server::start(
@@ -154,6 +158,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         cancel.cancel();
         coordinator.wait().await?;
+        if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
+            eprintln!("skillshift: warning: {e}");
+        }
         eprintln!("wrote {n} records to {}", out_file.display());
         Ok::<_, anyhow::Error>(watched.unwrap_or(ExitCode::from(1)))
     })?;

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use skillshift_common::skills::{SkillLibrary, SKILLS_SCHEMA};
@@ -60,9 +61,12 @@ pub struct Args {
     /// Save a PNG of every step under this directory.
     #[arg(long)]
     pub screenshots: Option<PathBuf>,
+    #[command(flatten)]
+    pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let telemetry = args.telemetry.config("skillshift-run")?;
     let uid: Uid = args.uid.parse()?;
     let condition: Condition = args.condition.parse()?;
     if uid.version != condition.version() {
@@ -107,6 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
+        let traces = skillshift_telemetry::init(&telemetry)?;
         let sites: Arc<dyn SiteManager> = match &args.sites {
             Some(path) => Arc::new(Remote::load(path)?),
             None => Arc::new(Embedded::start(policy).await?),
@@ -123,6 +128,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
         let record = run_attempt(&ctx, &driver, &spec, factory_for(&spec), Some(sink), CancellationToken::new()).await;
         driver.shutdown().await;
+        if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
+            eprintln!("skillshift: warning: {e}");
+        }
         println!("{}", serde_json::to_string(&record)?);
         Ok(ExitCode::SUCCESS)
     })

@@ -38,14 +38,6 @@ impl Connection {
     }
 }
 
-/// Logs to stderr, following `RUST_LOG` (default `info` for skillshift, `warn` otherwise).
-pub fn init_logs() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new("warn,skillshift=info,skillshift_coordinator=info,skillshift_worker=info")
-    });
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
-}
-
 /// A root token cancelled by the first Ctrl-C or SIGTERM; a second one exits at once.
 pub fn cancel_on_signals() -> CancellationToken {
     let cancel = CancellationToken::new();

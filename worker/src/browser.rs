@@ -4,7 +4,12 @@
 //! * [`Driver`] owns one chromedriver process on a free loopback port, in its own
 //!   process group (so the Chromium it starts dies with it), and restarts it when
 //!   it has died.
-//! * [`Session`] is one WebDriver session with a clean temporary profile. Session
+//! * [`Session`] is one WebDriver session with a clean temporary profile. An
+//!   attempt takes one with [`Driver::checkout`] and gives it back with
+//!   [`Driver::checkin`]: the browser is kept for the next attempt (up to
+//!   [`BrowserConfig::reuse`] attempts) and handed out again in a fresh tab, with
+//!   cookies, cache and the sites' storage cleared, which costs about a tenth of
+//!   a new browser. Session
 //!   lifecycle and navigation go through WebDriver (fantoccini); observation and
 //!   input go through Chrome DevTools via chromedriver's vendor endpoint
 //!   `POST /session/{id}/goog/cdp/execute`, which is several times faster.
@@ -13,6 +18,7 @@
 //! ([`BrowserError::is_fatal`]), which ends the attempt as `error` / `browser`,
 //! or only the action failed, which the agent sees as `last_action_error`.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -45,6 +51,8 @@ pub struct BrowserConfig {
     /// Deadline of starting chromedriver or a session.
     pub start_timeout: Duration,
     pub window: (u32, u32),
+    /// Attempts one browser serves before it is replaced; 1 starts a new browser for every attempt.
+    pub reuse: u32,
 }
 
 impl Default for BrowserConfig {
@@ -56,6 +64,7 @@ impl Default for BrowserConfig {
             nav_timeout: Duration::from_secs(30),
             start_timeout: Duration::from_secs(30),
             window: (1280, 720),
+            reuse: 50,
         }
     }
 }
@@ -129,17 +138,81 @@ struct DriverProc {
     pid: u32,
 }
 
+/// A browser kept between attempts.
+struct Idle {
+    client: Client,
+    profile: tempfile::TempDir,
+    uses: u32,
+}
+
 /// One supervised chromedriver. Cheap to share behind an `Arc`.
 pub struct Driver {
     cfg: BrowserConfig,
     // A tokio mutex: (re)starting holds it across awaits, and only one attempt
     // per slot uses the driver, so there is no contention to speak of.
     proc: Mutex<Option<DriverProc>>,
+    // Std mutexes: each guards a take or a replace, never an await.
+    idle: std::sync::Mutex<Option<Idle>>,
+    origins: std::sync::Mutex<BTreeSet<String>>,
 }
 
 impl Driver {
     pub fn new(cfg: BrowserConfig) -> Self {
-        Driver { cfg, proc: Mutex::new(None) }
+        Driver {
+            cfg,
+            proc: Mutex::new(None),
+            idle: std::sync::Mutex::new(None),
+            origins: std::sync::Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// Notes a site's origin: its storage is cleared whenever a kept browser is handed out again.
+    pub fn note_origin(&self, url: &str) {
+        let Ok(u) = url::Url::parse(url) else { return };
+        let origin = u.origin();
+        if origin.is_tuple() {
+            if let Ok(mut o) = self.origins.lock() {
+                o.insert(origin.ascii_serialization());
+            }
+        }
+    }
+
+    /// A session for one attempt: the kept browser in a fresh tab (no history,
+    /// no cookies, no cache, the noted origins' storage cleared), or a new
+    /// browser when none is kept or the kept one cannot be cleaned.
+    pub async fn checkout(&self) -> Result<Session, BrowserError> {
+        let idle = self.idle.lock().ok().and_then(|mut i| i.take());
+        if let Some(idle) = idle {
+            let session = Session { client: idle.client, cfg: self.cfg.clone(), profile: idle.profile, uses: idle.uses };
+            let origins: Vec<String> = self.origins.lock().map(|o| o.iter().cloned().collect()).unwrap_or_default();
+            match session.recycle(&origins).await {
+                Ok(()) => return Ok(session),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not clean the kept browser; starting a new one");
+                    session.close().await;
+                }
+            }
+        }
+        Session::open(self).await
+    }
+
+    /// Takes a session back after an attempt whose browser is healthy: it is
+    /// kept for the next attempt, or closed once it has served
+    /// [`BrowserConfig::reuse`] attempts.
+    pub async fn checkin(&self, session: Session) {
+        let uses = session.uses + 1;
+        if uses >= self.cfg.reuse.max(1) {
+            session.close().await;
+            return;
+        }
+        let Session { client, profile, .. } = session;
+        let replaced = match self.idle.lock() {
+            Ok(mut i) => i.replace(Idle { client, profile, uses }),
+            Err(_) => None,
+        };
+        if let Some(old) = replaced {
+            let _ = tokio::time::timeout(Duration::from_secs(5), old.client.close()).await;
+        }
     }
 
     pub fn config(&self) -> &BrowserConfig {
@@ -155,6 +228,7 @@ impl Driver {
                 _ => {
                     tracing::warn!(pid = p.pid, "chromedriver died; restarting");
                     kill_group(p.pid).await;
+                    self.forget_idle();
                 }
             }
         }
@@ -178,8 +252,16 @@ impl Driver {
         self.proc.lock().await.as_ref().map(|p| p.pid)
     }
 
+    /// Drops the kept browser without talking to it (its chromedriver is gone or going).
+    fn forget_idle(&self) {
+        if let Ok(mut i) = self.idle.lock() {
+            i.take();
+        }
+    }
+
     /// Stops chromedriver and every Chromium it started.
     pub async fn shutdown(&self) {
+        self.forget_idle();
         if let Some(mut p) = self.proc.lock().await.take() {
             kill_group(p.pid).await;
             let _ = p.child.kill().await;
@@ -262,7 +344,10 @@ impl WebDriverCompatibleCommand for CdpCommand {
 pub struct Session {
     client: Client,
     cfg: BrowserConfig,
-    _profile: tempfile::TempDir,
+    // Removed from disk when the session is dropped.
+    profile: tempfile::TempDir,
+    /// Attempts this browser has served before this one.
+    uses: u32,
 }
 
 impl Session {
@@ -293,7 +378,7 @@ impl Session {
                 .await
                 .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
                 .map_err(|e| BrowserError::Session(e.to_string()))?;
-        let session = Session { client, cfg, _profile: profile };
+        let session = Session { client, cfg, profile, uses: 0 };
         // Keep Chrome's accessibility tree alive between observations instead of rebuilding it per call.
         if let Err(e) = session.cdp("Accessibility.enable", json!({})).await {
             if e.is_fatal() {
@@ -301,6 +386,30 @@ impl Session {
             }
         }
         Ok(session)
+    }
+
+    /// Makes a kept browser as good as new for the next attempt: a new tab
+    /// replaces every open one (so history, session storage and injected
+    /// scripts are gone), then cookies, cache and the storage of `origins`
+    /// are cleared.
+    async fn recycle(&self, origins: &[String]) -> Result<(), BrowserError> {
+        deadline("opening a fresh tab", self.cfg.start_timeout, async {
+            let old = self.client.windows().await.map_err(cmd_error)?;
+            let fresh = self.client.new_window(true).await.map_err(cmd_error)?.handle;
+            for handle in old {
+                self.client.switch_to_window(handle).await.map_err(cmd_error)?;
+                self.client.close_window().await.map_err(cmd_error)?;
+            }
+            self.client.switch_to_window(fresh).await.map_err(cmd_error)
+        })
+        .await?;
+        self.cdp("Network.clearBrowserCookies", json!({})).await?;
+        self.cdp("Network.clearBrowserCache", json!({})).await?;
+        for origin in origins {
+            self.cdp("Storage.clearDataForOrigin", json!({"origin": origin, "storageTypes": "all"})).await?;
+        }
+        self.cdp("Accessibility.enable", json!({})).await?;
+        Ok(())
     }
 
     /// Sends one DevTools command and returns its result object.
@@ -382,6 +491,7 @@ impl Session {
     /// Ends the session (and its Chromium); bounded, errors ignored.
     pub async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.client.close()).await;
+        drop(self.profile);
     }
 }
 

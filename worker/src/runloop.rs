@@ -1,5 +1,5 @@
-//! One attempt, start to record: reset the site (per policy), open a fresh
-//! browser, log in, install the condition's perturbations, go to the start URL,
+//! One attempt, start to record: reset the site (per policy), take a clean
+//! browser (a kept one in a fresh tab, or a new one), log in, install the condition's perturbations, go to the start URL,
 //! then observe and act up to `max_steps`, score with the task's evaluators and
 //! write the formats §3 record.
 //!
@@ -305,12 +305,17 @@ async fn attempt_body(
         Err(e) => return err("agent", e.to_string()),
     }
 
-    let session = match Session::open(driver).await {
+    driver.note_origin(&endpoint.base_url);
+    let session = match driver.checkout().await {
         Ok(s) => s,
         Err(e) => return browser_end(e),
     };
     let end = drive(ctx, &session, spec, &task, &ph, p).await;
-    session.close().await;
+    match &end {
+        // A browser that failed is not handed to the next attempt.
+        End::Error { reason: "browser", .. } => session.close().await,
+        _ => driver.checkin(session).await,
+    }
     end
 }
 
