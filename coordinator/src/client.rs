@@ -1,11 +1,10 @@
 //! The control client behind `skillshift sweep`: connects (token, optional
 //! TLS), speaks the Control service and returns domain types.
 
-use std::path::Path;
 
 use futures::Stream;
 use skillshift_common::Record;
-use skillshift_proto::channel::{self, BearerAuth, ConnectError};
+use skillshift_proto::channel::{self, BearerAuth, ClientTls, ConnectError};
 use skillshift_proto::v1::{self, control_client::ControlClient};
 use tokio_stream::StreamExt;
 use tonic::service::interceptor::InterceptedService;
@@ -45,8 +44,8 @@ pub struct Client {
 }
 
 impl Client {
-    pub async fn connect(url: &str, token: Option<&str>, ca: Option<&Path>) -> Result<Client, ClientError> {
-        let ch = channel::connect(url, ca).await?;
+    pub async fn connect(url: &str, token: Option<&str>, tls: &ClientTls) -> Result<Client, ClientError> {
+        let ch = channel::connect(url, tls).await?;
         let auth = BearerAuth::new(token)?;
         Ok(Client { inner: ControlClient::with_interceptor(ch, auth).max_decoding_message_size(64 << 20) })
     }

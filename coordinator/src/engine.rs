@@ -139,6 +139,8 @@ struct SweepRun {
     resolved: u64,
     first_assign: Option<Instant>,
     resolved_at_first: u64,
+    /// LLM cost of the stored records, in USD.
+    spent: f64,
 }
 
 struct WorkerEntry {
@@ -221,7 +223,9 @@ impl Engine {
         for r in rows {
             let mut slots: Vec<Vec<Slot>> = vec![Vec::new(); r.units.len()];
             let mut records: HashMap<(u32, u32), StoredRecord> = HashMap::new();
+            let mut spent = 0.0;
             for (k, rec) in r.records {
+                spent += cost_of(&rec.record);
                 records.insert((k.unit, k.attempt), rec);
             }
             let mut max_attempt: HashMap<u32, u32> = HashMap::new();
@@ -251,6 +255,7 @@ impl Engine {
             self.by_id.insert(r.meta.id.clone(), idx);
             self.sweeps.push(SweepRun::new(r.meta, r.units, slots, status));
             let s = &mut self.sweeps[idx];
+            s.spent = spent;
             s.running = s.slots.iter().flatten().filter(|x| **x == Slot::Running).count() as u32;
             for u in 0..s.units.len() {
                 s.resolve(u as u32);
@@ -536,8 +541,25 @@ impl Engine {
         if let Some(span) = self.attempt_spans.remove(&key) {
             spans::record_outcome(&span, outcome.as_str(), rec.error.as_deref());
         }
+        s.spent += cost_of(&rec);
         self.ops.push(StoreOp::Record(key.clone(), StoredRecord { synthetic: false, record: rec }));
         self.ack(worker, conn, key);
+        self.check_budget(idx);
+    }
+
+    /// Stops a sweep whose stored records have used up its cost budget: no
+    /// more units are assigned and its running attempts are cancelled, as by
+    /// `sweep cancel`, with the reason kept in its status.
+    fn check_budget(&mut self, idx: usize) {
+        let s = &self.sweeps[idx];
+        let Some(reason) = budget_exhausted(s) else { return };
+        if s.meta.cancelled || s.resolved == s.units.len() as u64 {
+            return;
+        }
+        let id = s.meta.id.clone();
+        tracing::warn!(sweep = %id, %reason, "sweep stopped");
+        self.sweeps[idx].meta.stopped = Some(reason);
+        self.set_cancelled(&id, true);
     }
 
     /// Assigns queued units to workers with credits (the scheduler decides).
@@ -631,7 +653,11 @@ impl Engine {
                 })));
             }
             ControlCmd::Resume(id, reply) => {
-                self.set_cancelled(&id, false);
+                // A sweep whose budget is spent stays stopped; its status says why.
+                let spent = self.by_id.get(&id).and_then(|&i| budget_exhausted(&self.sweeps[i]));
+                if spent.is_none() {
+                    self.set_cancelled(&id, false);
+                }
                 let st = self.status_of(&id, now);
                 self.effects.push(Effect::Reply(Box::new(move || {
                     let _ = reply.send(st);
@@ -667,6 +693,7 @@ impl Engine {
             config_digest: digest,
             created_ms: wall_ms(),
             cancelled: false,
+            stopped: None,
         };
         self.ops.push(StoreOp::Sweep(meta.clone()));
         self.ops.push(StoreOp::Units(id.clone(), units.clone()));
@@ -689,6 +716,9 @@ impl Engine {
             return;
         }
         s.meta.cancelled = cancelled;
+        if !cancelled {
+            s.meta.stopped = None;
+        }
         self.ops.push(StoreOp::Sweep(s.meta.clone()));
         for u in 0..s.units.len() {
             s.resolve(u as u32);
@@ -783,6 +813,8 @@ impl Engine {
             eta_ms,
             config_digest: s.meta.config_digest.clone(),
             created_ms: s.meta.created_ms,
+            cost_usd: s.spent,
+            stopped: s.meta.stopped.clone(),
         }
     }
 
@@ -790,6 +822,17 @@ impl Engine {
     pub fn has_sweep(&self, id: &str) -> bool {
         self.by_id.contains_key(id)
     }
+}
+
+/// A record's LLM cost in USD; absent, negative or not finite counts as nothing.
+fn cost_of(rec: &Record) -> f64 {
+    rec.cost_usd.filter(|c| c.is_finite() && *c > 0.0).unwrap_or(0.0)
+}
+
+/// Why a sweep may not go on: its stored records cost at least its budget.
+fn budget_exhausted(s: &SweepRun) -> Option<String> {
+    let budget = s.meta.spec.cost_budget_usd?;
+    (s.spent >= budget).then(|| format!("cost budget of ${budget:.2} reached (${:.2} spent)", s.spent))
 }
 
 fn recorded(rec: &StoredRecord) -> Slot {
@@ -811,6 +854,7 @@ impl SweepRun {
             resolved: 0,
             first_assign: None,
             resolved_at_first: 0,
+            spent: 0.0,
         }
     }
 

@@ -330,3 +330,81 @@ fn cancel_holds_queued_units_and_resume_requeues_them() {
     // A cancelled attempt does not use up the (zero) retries: the unit ran again.
     assert!(again.iter().any(|x| x.unit == k.unit && x.attempt == 1) || h.status(&id).units.invalid == 0);
 }
+
+#[test]
+fn a_spent_cost_budget_stops_the_sweep_cancels_its_running_attempts_and_refuses_resume() {
+    let mut h = Harness::new();
+    let mut s = spec(2);
+    s.cost_budget_usd = Some(0.5);
+    let id = h.submit(s);
+    let (w, c) = h.worker(all_hosts(), 2);
+    let keys = h.assigned(&w);
+    assert_eq!(keys.len(), 2);
+    let costly = |h: &Harness, k: &AttemptKey, usd: f64| {
+        let mut r = h.make_record(k, Outcome::Failure, None);
+        r.cost_usd = Some(usd);
+        r
+    };
+    let r = costly(&h, &keys[0], 0.3);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(keys[0].clone(), Box::new(r)) });
+    let st = h.status(&id);
+    assert_eq!(st.state, SweepState::Running, "0.30 of 0.50 spent: the sweep goes on");
+    assert!((st.cost_usd - 0.3).abs() < 1e-9);
+    assert_eq!(st.stopped, None);
+    // The second record crosses the budget: nothing more is assigned, the running attempt is cancelled.
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(1) });
+    let third = h.assigned(&w);
+    assert_eq!(third.len(), 1);
+    let r = costly(&h, &keys[1], 0.25);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(keys[1].clone(), Box::new(r)) });
+    let st = h.status(&id);
+    assert_eq!(st.state, SweepState::Cancelled);
+    assert_eq!(st.stopped.as_deref(), Some("cost budget of $0.50 reached ($0.55 spent)"));
+    assert!(h.sent.iter().any(|(to, m)| to == &w && matches!(m, Outbound::Cancel(k) if *k == third[0])));
+    assert!(
+        h.ops.iter().any(|op| matches!(op, StoreOp::Sweep(m) if m.cancelled && m.stopped.is_some())),
+        "the stop is stored, so it survives a restart"
+    );
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(2) });
+    assert!(h.assigned(&w).is_empty(), "a stopped sweep assigns nothing");
+    // Resume is refused while the budget is spent.
+    let (tx, mut rx) = oneshot::channel();
+    h.step(Input::Control(ControlCmd::Resume(id.clone(), tx)));
+    let st = rx.try_recv().expect("reply").expect("known sweep");
+    assert_eq!(st.state, SweepState::Cancelled);
+    assert!(st.stopped.is_some());
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(2) });
+    assert!(h.assigned(&w).is_empty());
+}
+
+#[test]
+fn a_restart_remembers_what_a_sweep_spent() {
+    let mut h = Harness::new();
+    let mut s = spec(2);
+    s.cost_budget_usd = Some(10.0);
+    let id = h.submit(s);
+    let (w, c) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&w).pop().expect("assignment");
+    let mut r = h.make_record(&k, Outcome::Success, None);
+    r.cost_usd = Some(1.25);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(k.clone(), Box::new(r)) });
+    // Rebuild from what was written, as after a kill -9.
+    let mut meta = None;
+    let mut units = Vec::new();
+    let mut records = Vec::new();
+    for op in &h.ops {
+        match op {
+            StoreOp::Sweep(m) => meta = Some(m.clone()),
+            StoreOp::Units(_, u) => units = u.clone(),
+            StoreOp::Record(k, r) => records.push((k.clone(), r.clone())),
+            _ => {}
+        }
+    }
+    let rows = SweepRows { meta: meta.expect("sweep stored"), units, attempts: Vec::new(), records };
+    let mut e = Engine::new(TTL);
+    e.restore(vec![rows], h.t);
+    let (tx, mut rx) = oneshot::channel();
+    e.handle(Input::Control(ControlCmd::Get(id, tx)), h.t);
+    let st = rx.try_recv().expect("reply").expect("known sweep");
+    assert!((st.cost_usd - 1.25).abs() < 1e-9);
+}

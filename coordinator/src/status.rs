@@ -74,18 +74,29 @@ pub struct SweepStatus {
     pub eta_ms: Option<u64>,
     pub config_digest: String,
     pub created_ms: u64,
+    /// LLM cost of the sweep's stored records, in USD.
+    pub cost_usd: f64,
+    /// Why the sweep stopped on its own (its cost budget ran out).
+    pub stopped: Option<String>,
 }
 
 impl SweepStatus {
     /// The `skillshift sweep status ID --json` shape (formats §11).
+    /// Beside the documented keys: `cost_usd` (spent so far) and, when the
+    /// sweep stopped on its own, `stopped` (why).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "id": self.id,
             "state": self.state.as_str(),
             "units": {"total": self.units.total, "done": self.units.done, "running": self.units.running,
                       "queued": self.units.queued, "invalid": self.units.invalid},
             "attempts": {"total": self.attempts.total, "error": self.attempts.error},
-        })
+            "cost_usd": self.cost_usd,
+        });
+        if let (Some(reason), Some(obj)) = (&self.stopped, v.as_object_mut()) {
+            obj.insert("stopped".into(), reason.clone().into());
+        }
+        v
     }
 }
 

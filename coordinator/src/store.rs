@@ -39,6 +39,9 @@ pub struct SweepMeta {
     pub config_digest: String,
     pub created_ms: u64,
     pub cancelled: bool,
+    /// Why the sweep stopped on its own (its cost budget ran out); absent in older stores.
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 /// One attempt in the ledger: which worker it was leased to and when.

@@ -136,6 +136,8 @@ pub fn status_to_wire(s: &SweepStatus) -> v1::SweepStatus {
         eta_ms: s.eta_ms,
         config_digest: s.config_digest.clone(),
         created_ms: s.created_ms,
+        cost_usd: s.cost_usd,
+        stopped: s.stopped.clone(),
     }
 }
 
@@ -168,6 +170,8 @@ pub fn status_from_wire(w: v1::SweepStatus) -> Result<SweepStatus, WireError> {
         eta_ms: w.eta_ms,
         config_digest: w.config_digest,
         created_ms: w.created_ms,
+        cost_usd: w.cost_usd,
+        stopped: w.stopped,
     })
 }
 

@@ -6,8 +6,11 @@
 //! budget differs from the anchor's, records missing for a cell). A budget
 //! mismatch exits 2 before anything else.
 //!
-//! `--records FILE` grades an existing run. Without it, calibrate must submit
-//! the 180 runs to a coordinator: [`run_calibration_sweep`] is that hook.
+//! `--records FILE` grades an existing run. Without it, calibrate submits the
+//! calibration sweep (the subset's families under all six conditions, no
+//! skills, the anchor's agent, model, temperature and step budget) to the
+//! coordinator, follows it to the end, exports its records under `--out` and
+//! grades them: [`run_calibration_sweep`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,6 +62,22 @@ pub struct Args {
     /// The calibration subset.
     #[arg(long, default_value = DEFAULT_SUBSET)]
     pub subset: PathBuf,
+    /// The model of the calibration run (default: the anchor's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Sweep seed of the calibration run.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Wall-clock ceiling of one calibration attempt, in seconds.
+    #[arg(long, default_value_t = 600)]
+    pub task_timeout: u64,
+    #[arg(long, default_value_t = 2)]
+    pub max_retries: u32,
+    /// Data directory (tasks/, perturbations/, DIGESTS.json) for the calibration sweep's contract.
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    #[command(flatten)]
+    pub conn: super::sweep::Connection,
 }
 
 #[derive(clap::Subcommand)]
@@ -93,26 +112,68 @@ pub struct AnchorArgs {
 }
 
 /// What a calibration sweep runs.
-pub struct SweepPlan {
-    pub set: CalibrationSet,
+pub struct SweepPlan<'a> {
+    pub args: &'a Args,
     pub sites: Vec<Site>,
-    pub agent: String,
+    pub anchor: &'a Anchor,
     pub max_steps: u32,
-    pub out: PathBuf,
 }
 
-/// Submit the calibration runs to a coordinator, wait for them and return the
-/// exported `per_task.jsonl`. The coordinator issue (5) fills this in.
+/// Submits the calibration runs to the coordinator, follows them to the end
+/// and exports their records to `--out`/per_task.jsonl (with contract.json
+/// beside it), which it returns.
 pub fn run_calibration_sweep(plan: &SweepPlan) -> anyhow::Result<PathBuf> {
-    let runs: usize = plan.sites.iter().map(|s| plan.set.sites.get(s).map_or(0, |x| x.families.len())).sum::<usize>()
-        * Condition::ALL.len();
-    anyhow::bail!(
-        "calibrate needs a running coordinator to execute the {runs} runs of agent '{}' at max_steps {} into {} \
-         (not built yet, issue 5); pass --records FILE to grade an existing run, or --dry-run to see the plan",
-        plan.agent,
-        plan.max_steps,
-        plan.out.display()
-    )
+    let args = plan.args;
+    let model = args.model.clone().or_else(|| Some(plan.anchor.model.clone()).filter(|m| !m.is_empty() && m != "unknown"));
+    if let (Some(m), false) = (&model, plan.anchor.model == "unknown") {
+        if *m != plan.anchor.model {
+            eprintln!(
+                "skillshift: warning: --model {m} differs from the anchor's model {}; deviations then measure the \
+                 model as well as the environment",
+                plan.anchor.model
+            );
+        }
+    }
+    let start = super::sweep::StartArgs {
+        sites: plan.sites.clone(),
+        conditions: Condition::ALL.to_vec(),
+        families: Some(args.subset.clone()),
+        treatment: None,
+        skills: Some("none".into()),
+        agent: args.agent.clone(),
+        model,
+        provider: None,
+        temperature: Some(plan.anchor.temperature),
+        count: 1,
+        max_steps: plan.max_steps,
+        task_timeout: args.task_timeout,
+        max_retries: args.max_retries,
+        seed: args.seed,
+        cost_budget: None,
+        profile: None,
+        data: args.data.clone(),
+    };
+    let spec = super::sweep::build_spec(&start)?;
+    let runs = skillshift_coordinator::planner::plan(&spec).map(|u| u.len()).unwrap_or(0);
+    let out = args.out.join("per_task.jsonl");
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    rt.block_on(async {
+        let mut client = args.conn.client().await?;
+        let id = client.submit(&spec).await?;
+        eprintln!(
+            "calibration sweep {id}: {runs} runs of agent '{}' at max_steps {} on {}",
+            spec.agent, plan.max_steps, args.conn.coordinator
+        );
+        let st = super::sweep::follow(&args.conn, &id).await?;
+        eprintln!("{}", super::sweep::one_line(&st));
+        if st.state == skillshift_coordinator::status::SweepState::Cancelled {
+            anyhow::bail!("calibration sweep {id} was cancelled; nothing graded (resume it, then grade its export with --records)");
+        }
+        let n = super::sweep::export(&mut client, &id, &out).await?;
+        eprintln!("calibration sweep {id}: wrote {n} records to {}", out.display());
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(out)
 }
 
 fn sites(site: Option<Site>) -> Vec<Site> {
@@ -148,13 +209,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let set = load_set(&args.subset)?;
     let records = match &args.records {
         Some(r) => r.clone(),
-        None => run_calibration_sweep(&SweepPlan {
-            set: set.clone(),
-            sites: sites.clone(),
-            agent: args.agent.clone(),
-            max_steps,
-            out: args.out.clone(),
-        })?,
+        None => run_calibration_sweep(&SweepPlan { args: &args, sites: sites.clone(), anchor: &anchor, max_steps })?,
     };
     let threshold = args.threshold.unwrap_or(anchor.threshold_sigma);
     let rs = read_file(&records)?;

@@ -135,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             cfg.token = Some(token.clone());
             workers.push(tokio::spawn(remote::run(cfg, executor, workers_stop.clone())));
         }
-        let conn = Connection { coordinator: url.clone(), token: Some(token.clone()), ca: None };
+        let conn = Connection::plain(url.clone(), Some(token.clone()));
         let mut client = conn.client().await?;
         let id = client.submit(&spec).await?;
         eprintln!("sweep {id}: {} units on {} workers", spec_units(&spec), args.workers);

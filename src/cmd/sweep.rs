@@ -13,6 +13,7 @@ use futures::StreamExt;
 use skillshift_common::skills::{SkillLibrary, SKILLS_SCHEMA};
 use skillshift_common::{Condition, Site, Version};
 use skillshift_coordinator::client::{Client, ExportItem};
+use skillshift_proto::channel::ClientTls;
 use skillshift_coordinator::planner::{digest_json, SweepSpec, TreatmentSpec};
 use skillshift_coordinator::status::{SweepState, SweepStatus};
 use tokio_util::sync::CancellationToken;
@@ -26,15 +27,30 @@ pub struct Connection {
     /// Shared token, sent as `authorization: Bearer <token>`.
     #[arg(long, global = true, env = "SKILLSHIFT_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
-    /// PEM CA certificate to verify the coordinator's TLS certificate.
+    /// PEM CA certificate to verify the coordinator's TLS certificate (implies TLS).
     #[arg(long, global = true)]
     pub ca: Option<PathBuf>,
+    /// PEM client certificate, for a coordinator that requires mutual TLS (with --tls-key).
+    #[arg(long, global = true, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, global = true, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Connection {
+    /// A connection to a coordinator on loopback with a token and no TLS (`skillshift local`).
+    pub fn plain(coordinator: String, token: Option<String>) -> Connection {
+        Connection { coordinator, token, ca: None, tls_cert: None, tls_key: None }
+    }
+
+    pub fn tls(&self) -> ClientTls {
+        ClientTls { ca: self.ca.clone(), identity: self.tls_cert.clone().zip(self.tls_key.clone()) }
+    }
+
     pub async fn client(&self) -> anyhow::Result<Client> {
         let token = self.token.as_deref().filter(|t| !t.is_empty());
-        Ok(Client::connect(&self.coordinator, token, self.ca.as_deref()).await?)
+        Ok(Client::connect(&self.coordinator, token, &self.tls()).await?)
     }
 }
 
@@ -183,7 +199,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             Command::Resume { id } => {
-                println!("{}", one_line(&args.conn.client().await?.resume(&id).await?));
+                let st = args.conn.client().await?.resume(&id).await?;
+                if let (SweepState::Cancelled, Some(reason)) = (st.state, &st.stopped) {
+                    bail!("sweep {id} cannot resume: {reason}");
+                }
+                println!("{}", one_line(&st));
                 Ok(ExitCode::SUCCESS)
             }
             Command::Export { id, out } => {
@@ -196,9 +216,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `sw-… running  12/36 done, 3 running, 21 queued, 0 invalid; 15 attempts (0 error)`
+/// `sw-… running  12/36 done, 3 running, 21 queued, 0 invalid; 15 attempts (0 error)`, then the
+/// LLM cost when there is one and why the sweep stopped when it stopped on its own.
 pub fn one_line(st: &SweepStatus) -> String {
-    format!(
+    let mut line = format!(
         "{}  {:<9}  {}/{} done, {} running, {} queued, {} invalid; {} attempts ({} error)",
         st.id,
         st.state.as_str(),
@@ -209,7 +230,14 @@ pub fn one_line(st: &SweepStatus) -> String {
         st.units.invalid,
         st.attempts.total,
         st.attempts.error
-    )
+    );
+    if st.cost_usd > 0.0 {
+        line.push_str(&format!("; ${:.2} spent", st.cost_usd));
+    }
+    if let Some(reason) = &st.stopped {
+        line.push_str(&format!("; stopped: {reason}"));
+    }
+    line
 }
 
 fn contract_path(out: &Path) -> PathBuf {
@@ -365,9 +393,18 @@ pub fn final_code(state: SweepState) -> ExitCode {
 /// Waits a little between reconnection attempts of a watch.
 pub const WATCH_RETRY: Duration = Duration::from_millis(500);
 
-/// Follows a sweep until it is done or cancelled, drawing the 18 cells on a
-/// terminal. A broken stream (coordinator restart) is retried for two minutes.
+/// Follows a sweep until it is done or cancelled (see [`follow`]), then
+/// prints its final status line on stdout; 0 done, 1 cancelled.
 pub async fn watch(conn: &Connection, id: &str) -> anyhow::Result<ExitCode> {
+    let st = follow(conn, id).await?;
+    println!("{}", one_line(&st));
+    Ok(final_code(st.state))
+}
+
+/// Follows a sweep until it is done or cancelled, drawing the 18 cells on a
+/// terminal, and returns its final status. A broken stream (coordinator
+/// restart) is retried for two minutes.
+pub async fn follow(conn: &Connection, id: &str) -> anyhow::Result<SweepStatus> {
     let bars = interactive().then(Bars::new);
     let mut last_ok = std::time::Instant::now();
     let mut last: Option<SweepStatus> = None;
@@ -406,8 +443,7 @@ pub async fn watch(conn: &Connection, id: &str) -> anyhow::Result<ExitCode> {
     if let Some(b) = bars {
         b.finish();
     }
-    println!("{}", one_line(&st));
-    Ok(final_code(st.state))
+    Ok(st)
 }
 
 /// The terminal view: a header (state, workers, ETA) and one bar per cell.

@@ -68,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outbox = args.outbox.clone().unwrap_or_else(|| PathBuf::from(".skillshift/outbox").join(&name));
     let mut cfg = RemoteConfig::new(&args.conn.coordinator, &name, outbox);
     cfg.token = args.conn.token.clone().filter(|t| !t.is_empty());
-    cfg.ca = args.conn.ca.clone();
+    cfg.tls = args.conn.tls();
     cfg.drain_timeout = Duration::from_secs(args.drain_timeout);
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {

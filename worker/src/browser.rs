@@ -51,6 +51,8 @@ pub struct BrowserConfig {
     /// Deadline of starting chromedriver or a session.
     pub start_timeout: Duration,
     pub window: (u32, u32),
+    /// Flags added after [`CHROMIUM_FLAGS`] (`SKILLSHIFT_CHROMIUM_ARGS`, split on whitespace, by default).
+    pub extra_args: Vec<String>,
     /// Attempts one browser serves before it is replaced; 1 starts a new browser for every attempt.
     pub reuse: u32,
 }
@@ -64,6 +66,9 @@ impl Default for BrowserConfig {
             nav_timeout: Duration::from_secs(30),
             start_timeout: Duration::from_secs(30),
             window: (1280, 720),
+            extra_args: std::env::var("SKILLSHIFT_CHROMIUM_ARGS")
+                .map(|v| v.split_whitespace().map(String::from).collect())
+                .unwrap_or_default(),
             reuse: 50,
         }
     }
@@ -362,6 +367,7 @@ impl Session {
         let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
         args.push(format!("--user-data-dir={}", profile.path().display()));
         args.push(format!("--window-size={},{}", cfg.window.0, cfg.window.1));
+        args.extend(cfg.extra_args.iter().cloned());
         let caps = json!({
             "browserName": "chrome",
             "pageLoadStrategy": "normal",

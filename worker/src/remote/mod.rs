@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use skillshift_common::Record;
-use skillshift_proto::channel::{self, BearerAuth, ConnectError};
+use skillshift_proto::channel::{self, BearerAuth, ClientTls, ConnectError};
 use skillshift_proto::convert::{self, AttemptKey};
 use skillshift_proto::v1::{self, worker_client::WorkerClient};
 use tokio::sync::mpsc;
@@ -41,7 +41,8 @@ const OUTGOING_CAPACITY: usize = 1024;
 pub struct RemoteConfig {
     pub url: String,
     pub token: Option<String>,
-    pub ca: Option<PathBuf>,
+    /// The CA to verify the coordinator against and, for mutual TLS, this worker's certificate.
+    pub tls: ClientTls,
     pub name: String,
     pub outbox_dir: PathBuf,
     /// How long shutdown waits for running attempts before cancelling them.
@@ -58,7 +59,7 @@ impl RemoteConfig {
         RemoteConfig {
             url: url.to_string(),
             token: None,
-            ca: None,
+            tls: ClientTls::default(),
             name: name.to_string(),
             outbox_dir,
             drain_timeout: Duration::from_secs(60),
@@ -102,7 +103,7 @@ async fn open_session(
     running: Vec<AttemptKey>,
 ) -> Result<(String, Session), tonic::Status> {
     let unavailable = |e: ConnectError| tonic::Status::unavailable(e.to_string());
-    let ep = channel::endpoint(&cfg.url, cfg.ca.as_deref()).map_err(unavailable)?;
+    let ep = channel::endpoint(&cfg.url, &cfg.tls).map_err(unavailable)?;
     let ch = ep.connect().await.map_err(|e| tonic::Status::unavailable(e.to_string()))?;
     let auth = BearerAuth::new(cfg.token.as_deref()).map_err(unavailable)?;
     let mut client: Client = WorkerClient::with_interceptor(ch, auth);
@@ -145,7 +146,7 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<Summary, RemoteError> {
     // Checked once up front so a bad URL or CA file is a clear error, not a retry loop.
-    channel::endpoint(&cfg.url, cfg.ca.as_deref())?;
+    channel::endpoint(&cfg.url, &cfg.tls)?;
     BearerAuth::new(cfg.token.as_deref())?;
     let mut outbox = Outbox::open(&cfg.outbox_dir)?;
     let hosts: Vec<v1::SiteVersion> =

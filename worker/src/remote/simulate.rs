@@ -96,6 +96,17 @@ pub fn simulated_record(spec: &AttemptSpec) -> Record {
         r.skill_calls = Some(calls);
         r.skill_failures = Some(failures);
     }
+    if spec.agent != "skills" {
+        // An LLM agent: one call per step, with token counts and a cost at
+        // gpt-4o-mini's list prices ($0.15 / $0.60 per million tokens), so
+        // cost budgets can be exercised without a model.
+        let tokens_in = steps as u64 * (1_500 + unit.below(500));
+        let tokens_out = steps as u64 * (40 + unit.below(60));
+        r.llm_calls = Some(steps);
+        r.tokens_in = Some(tokens_in);
+        r.tokens_out = Some(tokens_out);
+        r.cost_usd = Some((tokens_in as f64 * 0.15 + tokens_out as f64 * 0.60) / 1e6);
+    }
     r.answer = None;
     r
 }
