@@ -1,7 +1,6 @@
 //! The control client behind `skillshift sweep`: connects (token, optional
 //! TLS), speaks the Control service and returns domain types.
 
-
 use futures::Stream;
 use skillshift_common::Record;
 use skillshift_proto::channel::{self, BearerAuth, ClientTls, ConnectError};

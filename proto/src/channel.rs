@@ -90,7 +90,8 @@ pub fn endpoint(url: &str, tls: &ClientTls) -> Result<Endpoint, ConnectError> {
             config = config.with_enabled_roots();
         }
         if let Some((cert, key)) = &tls.identity {
-            let read = |p: &PathBuf| std::fs::read(p).map_err(|source| ConnectError::Identity { path: p.clone(), source });
+            let read =
+                |p: &PathBuf| std::fs::read(p).map_err(|source| ConnectError::Identity { path: p.clone(), source });
             config = config.identity(Identity::from_pem(read(cert)?, read(key)?));
         }
         ep = ep.tls_config(config).map_err(|e| bad(e.to_string()))?;

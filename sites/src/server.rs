@@ -47,6 +47,39 @@ impl SiteHandle {
         self.app.reset();
     }
 
+    /// Logs in in-process, over the site's own HTTP handlers, exactly as its
+    /// login steps do in a browser (load the sign-in page, fill the form,
+    /// submit it), and returns the cookies the site set: what a browser
+    /// needs to start an attempt signed in without loading the sign-in page.
+    pub async fn login_cookies(&self) -> Result<Vec<(String, String)>, String> {
+        let ctl = Control {
+            site: self.site,
+            version: self.version,
+            digest: Arc::from(self.digest.as_str()),
+            app: self.app.clone(),
+        };
+        let router = env_ctrl::wrap(ctl);
+        let (origin, steps, image) = (self.base_url.clone(), self.app.login_steps(), self.image());
+        // The simulated browser holds parsed pages, which may not cross threads,
+        // so it runs to the end on a blocking thread of this runtime.
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            runtime.block_on(async move {
+                let mut browser = crate::sim::Browser::new(router, &origin);
+                for step in &steps {
+                    browser.step(step).await.map_err(|e| format!("{image} login: {e}"))?;
+                }
+                let cookies = browser.cookies();
+                if cookies.is_empty() {
+                    return Err(format!("{image} login set no cookie"));
+                }
+                Ok(cookies)
+            })
+        })
+        .await
+        .map_err(|e| format!("login task: {e}"))?
+    }
+
     /// Stops accepting connections, lets in-flight requests finish and waits for the server task.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {

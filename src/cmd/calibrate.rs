@@ -124,7 +124,8 @@ pub struct SweepPlan<'a> {
 /// beside it), which it returns.
 pub fn run_calibration_sweep(plan: &SweepPlan) -> anyhow::Result<PathBuf> {
     let args = plan.args;
-    let model = args.model.clone().or_else(|| Some(plan.anchor.model.clone()).filter(|m| !m.is_empty() && m != "unknown"));
+    let model =
+        args.model.clone().or_else(|| Some(plan.anchor.model.clone()).filter(|m| !m.is_empty() && m != "unknown"));
     if let (Some(m), false) = (&model, plan.anchor.model == "unknown") {
         if *m != plan.anchor.model {
             eprintln!(

@@ -13,9 +13,9 @@ use futures::StreamExt;
 use skillshift_common::skills::{SkillLibrary, SKILLS_SCHEMA};
 use skillshift_common::{Condition, Site, Version};
 use skillshift_coordinator::client::{Client, ExportItem};
-use skillshift_proto::channel::ClientTls;
 use skillshift_coordinator::planner::{digest_json, SweepSpec, TreatmentSpec};
 use skillshift_coordinator::status::{SweepState, SweepStatus};
+use skillshift_proto::channel::ClientTls;
 use tokio_util::sync::CancellationToken;
 
 /// How to reach the coordinator; shared by every distributed command.

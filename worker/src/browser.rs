@@ -188,7 +188,8 @@ impl Driver {
     pub async fn checkout(&self) -> Result<Session, BrowserError> {
         let idle = self.idle.lock().ok().and_then(|mut i| i.take());
         if let Some(idle) = idle {
-            let session = Session { client: idle.client, cfg: self.cfg.clone(), profile: idle.profile, uses: idle.uses };
+            let session =
+                Session { client: idle.client, cfg: self.cfg.clone(), profile: idle.profile, uses: idle.uses };
             let origins: Vec<String> = self.origins.lock().map(|o| o.iter().cloned().collect()).unwrap_or_default();
             match session.recycle(&origins).await {
                 Ok(()) => return Ok(session),
@@ -488,6 +489,11 @@ impl Session {
     /// A PNG of the viewport.
     pub async fn screenshot(&self) -> Result<Vec<u8>, BrowserError> {
         deadline("screenshot", self.cfg.call_timeout, async { self.client.screenshot().await.map_err(cmd_error) }).await
+    }
+
+    /// Attempts this browser served before this one (0 for a new browser).
+    pub fn uses(&self) -> u32 {
+        self.uses
     }
 
     pub fn call_timeout(&self) -> Duration {

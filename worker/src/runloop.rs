@@ -330,15 +330,12 @@ async fn drive(
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
     if task.require_login {
-        let steps = sites.login_steps(uid.site, uid.version);
         let span = spans::login(uid.site.as_str());
-        match run_steps(session, &steps, ph).instrument(span.clone()).await {
-            Ok(o) if o.ok => {}
-            Ok(o) => {
-                spans::record_error(&span, o.error.as_deref().unwrap_or("login failed"));
-                return err("site_login", o.error.unwrap_or_default());
+        if let Some(end) = login(session, sites, uid.site, uid.version, ph).instrument(span.clone()).await {
+            if let End::Error { message, .. } = &end {
+                spans::record_error(&span, message);
             }
-            Err(e) => return browser_end(e),
+            return end;
         }
     }
     let profile = match &spec.perturbation_profile {
@@ -530,6 +527,38 @@ async fn drive(
         Verdict::Pass => End::Scored { success: true },
         Verdict::Fail => End::Scored { success: false },
         Verdict::Invalid(m) => err("evaluator", m),
+    }
+}
+
+/// Signs in: with the site manager's session cookies when it has them, else
+/// by running its login steps in the browser. `Some` ends the attempt.
+async fn login(
+    session: &Session,
+    sites: &dyn SiteManager,
+    site: Site,
+    version: Version,
+    ph: &Placeholders,
+) -> Option<End> {
+    let base_url = ph.0.iter().find(|(k, _)| k == "__SITE__").map(|(_, v)| v.clone()).unwrap_or_default();
+    match sites.login_cookies(site, version).await {
+        Ok(Some(cookies)) => {
+            for (name, value) in cookies {
+                let params =
+                    serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
+                if let Err(e) = session.cdp("Network.setCookie", params).await {
+                    return Some(browser_end(e));
+                }
+            }
+            return None;
+        }
+        Ok(None) => {}
+        Err(e) => return Some(err("site_login", e.to_string())),
+    }
+    let steps = sites.login_steps(site, version);
+    match run_steps(session, &steps, ph).await {
+        Ok(o) if o.ok => None,
+        Ok(o) => Some(err("site_login", o.error.unwrap_or_else(|| "login failed".into()))),
+        Err(e) => Some(browser_end(e)),
     }
 }
 

@@ -30,7 +30,12 @@ pub enum SiteError {
     Config { path: String, message: String },
     #[error("starting the embedded sites: {0}")]
     Serve(String),
+    #[error("signing in to {image}: {message}")]
+    Login { image: String, message: String },
 }
+
+/// Cookies as (name, value).
+pub type Cookies = Vec<(String, String)>;
 
 /// When to reset a site before an attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -71,6 +76,11 @@ pub trait SiteManager: Send + Sync + 'static {
     /// Steps that log in from a fresh browser (placeholders as in task files, or `__SITE__`).
     fn login_steps(&self, site: Site, version: Version) -> Vec<Step>;
     fn policy(&self) -> ResetPolicy;
+    /// The cookies of a fresh signed-in session, when this backend can sign in
+    /// without a browser; `Ok(None)` means the browser runs the login steps.
+    fn login_cookies(&self, _site: Site, _version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
+        Box::pin(async { Ok(None) })
+    }
     /// Marks whether the site's state may have changed since its last reset.
     fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>>;
 }
@@ -137,6 +147,17 @@ impl SiteManager for Embedded {
 
     fn login_steps(&self, site: Site, version: Version) -> Vec<Step> {
         skillshift_sites::app(site, version).login_steps()
+    }
+
+    /// Signs in over the site's own handlers in-process (the login steps, run
+    /// by the sites crate's HTTP-level browser), so an attempt starts with a
+    /// session cookie instead of loading and submitting the sign-in page.
+    fn login_cookies(&self, site: Site, version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
+        Box::pin(async move {
+            let h = self.handle(site, version)?;
+            let cookies = h.login_cookies().await.map_err(|message| SiteError::Login { image: h.image(), message })?;
+            Ok(Some(cookies))
+        })
     }
 
     fn policy(&self) -> ResetPolicy {

@@ -84,6 +84,11 @@ impl Browser {
         Some(self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; "))
     }
 
+    /// The cookies this browser holds, as (name, value).
+    pub fn cookies(&self) -> Vec<(String, String)> {
+        self.cookies.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
     pub fn url(&self) -> Option<&str> {
         self.page.as_ref().map(|p| p.url.as_str())
     }
