@@ -105,3 +105,107 @@ fn an_unreachable_coordinator_is_one_line_and_exit_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unreachable") && err.lines().count() == 1, "{err}");
 }
+
+#[test]
+fn a_spent_cost_budget_stops_the_sweep_and_resume_says_why_it_cannot() {
+    // Simulated LLM attempts cost about $0.001-0.004 each; $0.01 is spent after a handful.
+    let sb = Sandbox::start(2, 30);
+    let id = sb.submit(10, &["--agent", "reference", "--cost-budget", "0.01"]);
+    let st = sb.wait_state(&id, "cancelled", Duration::from_secs(60));
+    let stopped = st["stopped"].as_str().unwrap_or_default();
+    assert!(stopped.starts_with("cost budget of $0.01 reached ($0.0"), "{st}");
+    let spent = st["cost_usd"].as_f64().unwrap_or(0.0);
+    assert!(spent >= 0.01, "{st}");
+    assert!(st["units"]["done"].as_u64().unwrap_or(0) < 60, "the sweep stopped early: {st}");
+
+    // The exported records' costs add up to what the status says was spent.
+    let records = sb.export(&id, "per_task.jsonl");
+    let total: f64 = records.iter().filter_map(|r| r["cost_usd"].as_f64()).sum();
+    assert!((total - spent).abs() < 1e-9, "records {total} vs status {spent}");
+    assert!(records.iter().all(|r| r["outcome"] == "error" || r["llm_calls"].as_u64().is_some_and(|n| n > 0)));
+
+    let resumed = sb.sweep(&["resume", &id]);
+    assert_eq!(resumed.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(err.contains("cannot resume") && err.contains("cost budget"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(sb.status(&id).expect("status")["state"], "cancelled", "still stopped");
+    let watched = sb.sweep(&["watch", &id]);
+    assert_eq!(watched.status.code(), Some(1), "watch of a stopped sweep exits 1");
+    assert!(String::from_utf8_lossy(&watched.stdout).contains("stopped: cost budget"));
+}
+
+/// `skillshift calibrate` against the sandbox's coordinator.
+fn calibrate(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(support::BIN)
+        .arg("calibrate")
+        .args(args)
+        .env("SKILLSHIFT_COORDINATOR", sb.url())
+        .env("SKILLSHIFT_TOKEN", "sandbox-token")
+        .output()
+        .expect("run skillshift calibrate")
+}
+
+#[test]
+fn calibrate_submits_the_calibration_sweep_then_grades_it() {
+    let sb = Sandbox::start(3, 10);
+    // An anchor from an earlier reference run of the same subset (simulated workers are
+    // deterministic per unit, so a second run reproduces it exactly).
+    let first = sb.sweep(&[
+        "start",
+        "--families",
+        "data/calibration_set.json",
+        "--skills",
+        "none",
+        "--agent",
+        "reference",
+        "--max-steps",
+        "10",
+    ]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let first = String::from_utf8_lossy(&first.stdout).trim().to_string();
+    sb.wait_state(&first, "done", Duration::from_secs(120));
+    sb.export(&first, "anchor-run/per_task.jsonl");
+    let anchor = sb.path("anchor.json");
+    let records = sb.path("anchor-run/per_task.jsonl");
+    let made = std::process::Command::new(support::BIN)
+        .args(["calibrate", "anchor", "--model", "simulated", "--records"])
+        .arg(&records)
+        .arg("--out")
+        .arg(&anchor)
+        .output()
+        .expect("calibrate anchor");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let mut a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&anchor).expect("anchor")).expect("json");
+    a["status"] = "published".into();
+    std::fs::write(&anchor, a.to_string()).expect("write anchor");
+
+    // calibrate with no --records: submits 180 runs, waits, exports, grades.
+    let out_dir = sb.path("calibration");
+    let run = calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("calibration sweep sw-") && stderr.contains("180 runs"), "{stderr}");
+    assert!(stdout.contains("all 36 gated values within"), "{stdout}");
+    let graded = support::read_records(&out_dir.join("per_task.jsonl"));
+    assert_eq!(units(&graded).len(), 180, "30 families x 6 conditions");
+    assert!(graded.iter().all(|r| r["treatment"] == "CONTROL" && r["skill_calls"].is_null()));
+    let contract: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("contract.json")).expect("contract")).expect("json");
+    assert_eq!(contract["max_steps"], 10);
+    assert_eq!(contract["agent"]["name"], "reference");
+
+    // An anchor this environment does not match: one cell's SR moved far beyond its sigma.
+    a["cells"]["gitlab"]["tgt"]["SR"] = serde_json::json!({"value": 99.0, "sigma": 0.5});
+    std::fs::write(&anchor, a.to_string()).expect("write anchor");
+    let run = calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stdout));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("FAIL"));
+
+    // A step budget other than the anchor's is refused before anything is submitted.
+    let before = String::from_utf8_lossy(&sb.sweep(&["list"]).stdout).lines().count();
+    let run = calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--max-steps", "5"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&sb.sweep(&["list"]).stdout).lines().count(), before, "nothing submitted");
+}

@@ -124,3 +124,23 @@ async fn gitlab_login_wall_state_change_and_reset() {
     assert!(restored.body.contains(">Open<"), "reset restores the seeded state");
     site.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_cookies_open_the_login_wall_of_every_site_version() {
+    let handles = skillshift_sites::serve_all("127.0.0.1", 0).await.unwrap();
+    for h in &handles {
+        let task = skillshift_sites::tasks(h.site, h.version)
+            .into_iter()
+            .find(|t| t.task.require_login)
+            .map(|t| t.task.start_url.replace(h.site.placeholder(), ""))
+            .unwrap();
+        let anonymous = http(&h.base_url, "GET", &task, None, None).await;
+        assert_ne!(anonymous.status, 200, "{}: {task} is behind the login wall", h.image());
+        let cookies = h.login_cookies().await.unwrap();
+        let header = cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
+        let signed_in = http(&h.base_url, "GET", &task, Some(&header), None).await;
+        assert_eq!(signed_in.status, 200, "{}: {task} with {header}", h.image());
+        // Each call is a new session, as a fresh browser's login would be.
+        assert_ne!(h.login_cookies().await.unwrap(), cookies, "{}", h.image());
+    }
+}

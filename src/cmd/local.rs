@@ -59,7 +59,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let telemetry = args.telemetry.config("skillshift-local")?;
+    let mut telemetry = args.telemetry.config("skillshift-local")?;
+    // One line per attempt would bury the progress bars; RUST_LOG still overrides.
+    telemetry.default_log_filter = "warn".into();
     if args.agent == "reference"
         && std::env::var_os("OPENAI_API_KEY").is_none()
         && std::env::var_os("OPENAI_BASE_URL").is_none()

@@ -31,6 +31,10 @@ pub struct Args {
     /// Attempts run at once (one browser each).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub slots: u32,
+    /// Attempts one Chromium serves (each in a fresh tab with cookies, cache and site storage
+    /// cleared) before it is replaced; 1 starts a new browser for every attempt.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub browser_reuse: u32,
     /// Run no browser: each attempt takes about MS ms and yields a deterministic fake record.
     #[arg(long, value_name = "MS")]
     pub simulate: Option<u64>,
@@ -95,7 +99,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
                 let tasks = if task_file.exists() { TaskSource::Dir(args.data.clone()) } else { TaskSource::Generated };
                 let ctx = RunContext::new(sites, tasks, name.clone());
-                let ex = Arc::new(BrowserExecutor::new(ctx, BrowserConfig::default(), args.slots as usize));
+                let browser = BrowserConfig { reuse: args.browser_reuse, ..BrowserConfig::default() };
+                let ex = Arc::new(BrowserExecutor::new(ctx, browser, args.slots as usize));
                 (ex.clone() as Arc<dyn Executor>, Some(ex))
             }
         };

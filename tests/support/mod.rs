@@ -19,12 +19,28 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_skillshift");
 pub struct Options {
     pub token: Option<String>,
     pub lease_ttl_ms: u64,
+    pub tls: Tls,
+}
+
+/// How the sandbox's coordinator speaks TLS (the material is in tests/fixtures/tls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tls {
+    Off,
+    /// The coordinator presents server.pem; clients verify it with ca.pem.
+    Server,
+    /// As `Server`, and clients must present client.pem.
+    Mutual,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { token: Some("sandbox-token".into()), lease_ttl_ms: 30_000 }
+        Options { token: Some("sandbox-token".into()), lease_ttl_ms: 30_000, tls: Tls::Off }
     }
+}
+
+/// A file of the test TLS material.
+pub fn tls_file(name: &str) -> String {
+    format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 pub struct Sandbox {
@@ -54,7 +70,20 @@ impl Sandbox {
     }
 
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.opts.tls == Tls::Off { "http" } else { "https" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The flags a client of this coordinator needs for TLS.
+    pub fn client_tls_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if self.opts.tls != Tls::Off {
+            args.extend(["--ca".to_string(), tls_file("ca.pem")]);
+        }
+        if self.opts.tls == Tls::Mutual {
+            args.extend(["--tls-cert".to_string(), tls_file("client.pem"), "--tls-key".into(), tls_file("client.key")]);
+        }
+        args
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -77,6 +106,12 @@ impl Sandbox {
             .stderr(self.log(&format!("coordinator-{}.log", self.coordinator_starts)));
         if let Some(t) = &self.opts.token {
             cmd.args(["--token", t]);
+        }
+        if self.opts.tls != Tls::Off {
+            cmd.args(["--tls-cert", &tls_file("server.pem"), "--tls-key", &tls_file("server.key")]);
+        }
+        if self.opts.tls == Tls::Mutual {
+            cmd.args(["--ca", &tls_file("ca.pem")]);
         }
         let mut child = cmd.spawn().expect("spawn coordinator");
         let stdout = child.stdout.take().expect("stdout");
@@ -105,6 +140,7 @@ impl Sandbox {
             .arg("--outbox")
             .arg(self.path(&format!("outbox-{i}")))
             .args(extra)
+            .args(self.client_tls_args())
             .env_remove("SKILLSHIFT_TOKEN")
             .env_remove("SKILLSHIFT_COORDINATOR")
             .stdout(Stdio::null())
@@ -121,7 +157,11 @@ impl Sandbox {
     /// `skillshift sweep ARGS...` against this coordinator.
     pub fn sweep(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(BIN);
-        cmd.arg("sweep").args(args).env("SKILLSHIFT_COORDINATOR", self.url()).env_remove("SKILLSHIFT_TOKEN");
+        cmd.arg("sweep")
+            .args(args)
+            .args(self.client_tls_args())
+            .env("SKILLSHIFT_COORDINATOR", self.url())
+            .env_remove("SKILLSHIFT_TOKEN");
         if let Some(t) = &self.opts.token {
             cmd.env("SKILLSHIFT_TOKEN", t);
         }
