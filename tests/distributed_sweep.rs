@@ -176,13 +176,15 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
         .output()
         .expect("calibrate anchor");
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let mut a: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&anchor).expect("anchor")).expect("json");
+    let mut a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&anchor).expect("anchor")).expect("json");
     a["status"] = "published".into();
     std::fs::write(&anchor, a.to_string()).expect("write anchor");
 
     // calibrate with no --records: submits 180 runs, waits, exports, grades.
     let out_dir = sb.path("calibration");
-    let run = calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    let run =
+        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -199,7 +201,8 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
     // An anchor this environment does not match: one cell's SR moved far beyond its sigma.
     a["cells"]["gitlab"]["tgt"]["SR"] = serde_json::json!({"value": 99.0, "sigma": 0.5});
     std::fs::write(&anchor, a.to_string()).expect("write anchor");
-    let run = calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    let run =
+        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
     assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stdout));
     assert!(String::from_utf8_lossy(&run.stdout).contains("FAIL"));
 

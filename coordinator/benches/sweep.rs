@@ -119,7 +119,7 @@ async fn cluster(ttl: Duration) -> Cluster {
 }
 
 async fn run_sweep(c: &Cluster, s: &SweepSpec) -> (usize, Duration) {
-    let mut client = Client::connect(&c.url, None, None).await.expect("client");
+    let mut client = Client::connect(&c.url, None, &Default::default()).await.expect("client");
     let units = skillshift_coordinator::planner::plan(s).expect("plan").len();
     let t0 = Instant::now();
     let id = client.submit(s).await.expect("submit");
@@ -196,7 +196,7 @@ async fn reassignment(rounds: usize) {
         });
         tokio::time::sleep(Duration::from_millis(300)).await;
         // Six units; the victim (1 slot) takes the first.
-        let mut client = Client::connect(&c.url, None, None).await.expect("client");
+        let mut client = Client::connect(&c.url, None, &Default::default()).await.expect("client");
         client.submit(&spec(1, Some(BTreeMap::from([(Site::Wordpress, vec![0])])))).await.expect("submit");
         while victim_stamp.load(Ordering::Relaxed) == 0 {
             tokio::time::sleep(Duration::from_millis(2)).await;

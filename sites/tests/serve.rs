@@ -133,6 +133,7 @@ async fn login_cookies_open_the_login_wall_of_every_site_version() {
             .into_iter()
             .find(|t| t.task.require_login)
             .map(|t| t.task.start_url.replace(h.site.placeholder(), ""))
+            .map(|p| if p.is_empty() { "/".to_string() } else { p })
             .unwrap();
         let anonymous = http(&h.base_url, "GET", &task, None, None).await;
         assert_ne!(anonymous.status, 200, "{}: {task} is behind the login wall", h.image());
