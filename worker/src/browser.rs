@@ -148,6 +148,8 @@ struct Idle {
     client: Client,
     profile: tempfile::TempDir,
     uses: u32,
+    /// Origins the last attempt touched: their storage is cleared before the next one.
+    touched: BTreeSet<String>,
 }
 
 /// One supervised chromedriver. Cheap to share behind an `Arc`.
@@ -156,42 +158,32 @@ pub struct Driver {
     // A tokio mutex: (re)starting holds it across awaits, and only one attempt
     // per slot uses the driver, so there is no contention to speak of.
     proc: Mutex<Option<DriverProc>>,
-    // Std mutexes: each guards a take or a replace, never an await.
+    // A std mutex: it guards a take or a replace, never an await.
     idle: std::sync::Mutex<Option<Idle>>,
-    origins: std::sync::Mutex<BTreeSet<String>>,
 }
 
 impl Driver {
     pub fn new(cfg: BrowserConfig) -> Self {
-        Driver {
-            cfg,
-            proc: Mutex::new(None),
-            idle: std::sync::Mutex::new(None),
-            origins: std::sync::Mutex::new(BTreeSet::new()),
-        }
-    }
-
-    /// Notes a site's origin: its storage is cleared whenever a kept browser is handed out again.
-    pub fn note_origin(&self, url: &str) {
-        let Ok(u) = url::Url::parse(url) else { return };
-        let origin = u.origin();
-        if origin.is_tuple() {
-            if let Ok(mut o) = self.origins.lock() {
-                o.insert(origin.ascii_serialization());
-            }
-        }
+        Driver { cfg, proc: Mutex::new(None), idle: std::sync::Mutex::new(None) }
     }
 
     /// A session for one attempt: the kept browser in a fresh tab (no history,
-    /// no cookies, no cache, the noted origins' storage cleared), or a new
-    /// browser when none is kept or the kept one cannot be cleaned.
+    /// no cookies, no cache, the storage of the origins the last attempt
+    /// touched cleared), or a new browser when none is kept or the kept one
+    /// cannot be cleaned.
     pub async fn checkout(&self) -> Result<Session, BrowserError> {
         let idle = self.idle.lock().ok().and_then(|mut i| i.take());
         if let Some(idle) = idle {
-            let session =
-                Session { client: idle.client, cfg: self.cfg.clone(), profile: idle.profile, uses: idle.uses };
-            let origins: Vec<String> = self.origins.lock().map(|o| o.iter().cloned().collect()).unwrap_or_default();
-            match session.recycle(&origins).await {
+            let session = Session {
+                client: idle.client,
+                cfg: self.cfg.clone(),
+                profile: idle.profile,
+                uses: idle.uses,
+                touched: std::sync::Mutex::new(BTreeSet::new()),
+            };
+            let origins: Vec<String> = idle.touched.into_iter().collect();
+            let span = tracing::info_span!("recycle", origins = origins.len());
+            match tracing::Instrument::instrument(session.recycle(&origins), span).await {
                 Ok(()) => return Ok(session),
                 Err(e) => {
                     tracing::warn!(error = %e, "could not clean the kept browser; starting a new one");
@@ -211,9 +203,10 @@ impl Driver {
             session.close().await;
             return;
         }
-        let Session { client, profile, .. } = session;
+        let Session { client, profile, touched, .. } = session;
+        let touched = touched.into_inner().unwrap_or_default();
         let replaced = match self.idle.lock() {
-            Ok(mut i) => i.replace(Idle { client, profile, uses }),
+            Ok(mut i) => i.replace(Idle { client, profile, uses, touched }),
             Err(_) => None,
         };
         if let Some(old) = replaced {
@@ -354,6 +347,8 @@ pub struct Session {
     profile: tempfile::TempDir,
     /// Attempts this browser has served before this one.
     uses: u32,
+    // A std mutex: an insert per navigation or observation, never held across an await.
+    touched: std::sync::Mutex<BTreeSet<String>>,
 }
 
 impl Session {
@@ -385,7 +380,7 @@ impl Session {
                 .await
                 .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
                 .map_err(|e| BrowserError::Session(e.to_string()))?;
-        let session = Session { client, cfg, profile, uses: 0 };
+        let session = Session { client, cfg, profile, uses: 0, touched: std::sync::Mutex::new(BTreeSet::new()) };
         // Keep Chrome's accessibility tree alive between observations instead of rebuilding it per call.
         if let Err(e) = session.cdp("Accessibility.enable", json!({})).await {
             if e.is_fatal() {
@@ -400,16 +395,18 @@ impl Session {
     /// scripts are gone), then cookies, cache and the storage of `origins`
     /// are cleared.
     async fn recycle(&self, origins: &[String]) -> Result<(), BrowserError> {
-        deadline("opening a fresh tab", self.cfg.start_timeout, async {
+        let old = deadline("opening a fresh tab", self.cfg.start_timeout, async {
             let old = self.client.windows().await.map_err(cmd_error)?;
             let fresh = self.client.new_window(true).await.map_err(cmd_error)?.handle;
-            for handle in old {
-                self.client.switch_to_window(handle).await.map_err(cmd_error)?;
-                self.client.close_window().await.map_err(cmd_error)?;
-            }
-            self.client.switch_to_window(fresh).await.map_err(cmd_error)
+            self.client.switch_to_window(fresh).await.map_err(cmd_error)?;
+            Ok(old)
         })
         .await?;
+        // Window handles are DevTools target ids: the new tab closes the old ones.
+        for handle in old {
+            let id: String = handle.into();
+            self.cdp("Target.closeTarget", json!({"targetId": id})).await?;
+        }
         self.cdp("Network.clearBrowserCookies", json!({})).await?;
         self.cdp("Network.clearBrowserCache", json!({})).await?;
         for origin in origins {
@@ -417,6 +414,18 @@ impl Session {
         }
         self.cdp("Accessibility.enable", json!({})).await?;
         Ok(())
+    }
+
+    /// Notes the origin of a URL this attempt reached, so its storage is
+    /// cleared before the browser serves another attempt.
+    pub fn touch(&self, url: &str) {
+        let Ok(u) = url::Url::parse(url) else { return };
+        let origin = u.origin();
+        if origin.is_tuple() {
+            if let Ok(mut t) = self.touched.lock() {
+                t.insert(origin.ascii_serialization());
+            }
+        }
     }
 
     /// Sends one DevTools command and returns its result object.
@@ -457,6 +466,7 @@ impl Session {
     }
 
     pub async fn goto_within(&self, url: &str, limit: Duration) -> Result<(), BrowserError> {
+        self.touch(url);
         deadline(&format!("navigation to {url}"), limit, async {
             self.client.goto(url).await.map_err(|e| nav_error(url, e))
         })

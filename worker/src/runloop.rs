@@ -305,7 +305,6 @@ async fn attempt_body(
         Err(e) => return err("agent", e.to_string()),
     }
 
-    driver.note_origin(&endpoint.base_url);
     let session = match driver.checkout().await {
         Ok(s) => s,
         Err(e) => return browser_end(e),
@@ -396,6 +395,7 @@ async fn drive(
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
+        session.touch(&snap.url);
         p.emit(Event::Observation { step, text: snap.text.clone() });
         if let Some(dir) = &ctx.screenshots {
             save_screenshot(session, dir, spec, step).await;

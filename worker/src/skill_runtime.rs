@@ -100,7 +100,9 @@ pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError
         if start.elapsed() >= LOCATOR_GRACE {
             return Err(ActError::Failed(format!("no element matches {}", describe(target))));
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // One more look when the grace is over: each look fetches the whole
+        // accessibility tree, the costliest call a step makes.
+        tokio::time::sleep(LOCATOR_GRACE.saturating_sub(start.elapsed()).max(Duration::from_millis(20))).await;
     }
 }
 

@@ -43,7 +43,6 @@ async fn traces(s: &Session, base: &str) -> Value {
 async fn a_kept_browser_comes_back_clean_and_a_dead_one_is_replaced() {
     let base = serve().await;
     let driver = Driver::new(BrowserConfig::default());
-    driver.note_origin(&base);
 
     // A new browser, for reference.
     let fresh = driver.checkout().await.unwrap();
