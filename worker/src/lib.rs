@@ -1,7 +1,7 @@
 //! The worker: runs attempts and turns each into a per-task record.
 //!
 //! The run path, bottom up:
-//! * [`browser`]: supervised chromedriver and one fresh Chromium session per attempt.
+//! * [`browser`]: supervised chromedriver, one Chromium per slot kept across attempts, a clean tab per attempt.
 //! * [`axtree`]: the observation, Chrome's accessibility tree in WebArena's text form.
 //! * [`action`] and [`actions`]: WebArena's action syntax, executed with trusted input events.
 //! * [`skill_runtime`] and [`recorder`]: skills on role-and-name locators, and their counts.

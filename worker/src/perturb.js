@@ -3,7 +3,7 @@
 // the harness with {seed, perception, execution}. Every choice is drawn from
 // the seed and a key naming what is chosen, so the same attempt meets the same
 // page. State that must survive navigations (a dismissed modal, a click already
-// swallowed, the agent's step) lives in sessionStorage, per attempt's fresh profile.
+// swallowed, the agent's step) lives in sessionStorage, which each attempt starts empty in a fresh tab.
 (() => {
   "use strict";
   const CFG = __SKILLSHIFT_CFG__;
