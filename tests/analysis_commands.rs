@@ -197,10 +197,11 @@ fn calibrate_anchor_then_grade_passes_a_match_and_fails_a_shift() {
     assert!(err(&o).contains("records missing for cell magento src"), "{}", err(&o));
     let o = skillshift(&["calibrate", "--records", s(&g), "--reference", s(&anchor), "--site", "gitlab"]);
     assert_eq!(o.status.code(), Some(0));
-    // Without records, calibrate needs a coordinator.
-    let o = skillshift(&["calibrate", "--reference", s(&anchor)]);
+    // Without records, calibrate runs the sweep on a coordinator; none answers here: one line, exit 2.
+    let o = skillshift(&["calibrate", "--reference", s(&anchor), "--coordinator", "http://127.0.0.1:9"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("needs a running coordinator"), "{}", err(&o));
+    assert!(err(&o).contains("coordinator at http://127.0.0.1:9 is unreachable"), "{}", err(&o));
+    assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
 }
 
 #[test]
