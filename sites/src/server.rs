@@ -32,6 +32,8 @@ pub struct SiteHandle {
     pub addr: SocketAddr,
     pub digest: String,
     app: Arc<dyn App>,
+    /// The router being served (it shares `app`), for calls in-process.
+    router: axum::Router,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -52,13 +54,7 @@ impl SiteHandle {
     /// submit it), and returns the cookies the site set: what a browser
     /// needs to start an attempt signed in without loading the sign-in page.
     pub async fn login_cookies(&self) -> Result<Vec<(String, String)>, String> {
-        let ctl = Control {
-            site: self.site,
-            version: self.version,
-            digest: Arc::from(self.digest.as_str()),
-            app: self.app.clone(),
-        };
-        let router = env_ctrl::wrap(ctl);
+        let router = self.router.clone();
         let (origin, steps, image) = (self.base_url.clone(), self.app.login_steps(), self.image());
         // The simulated browser holds parsed pages, which may not cross threads,
         // so it runs to the end on a blocking thread of this runtime.
@@ -118,9 +114,10 @@ pub async fn serve(site: Site, version: Version, addr: SocketAddr) -> Result<Sit
     })?;
     let local = listener.local_addr().map_err(|source| ServeError::Bind { addr: addr.to_string(), image, source })?;
     let (router, app, digest) = site_router(site, version);
+    let served = router.clone();
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let server = axum::serve(listener, served).with_graceful_shutdown(async move {
             let _ = stopped.await;
         });
         if let Err(e) = server.await {
@@ -134,6 +131,7 @@ pub async fn serve(site: Site, version: Version, addr: SocketAddr) -> Result<Sit
         addr: local,
         digest,
         app,
+        router,
         stop: Some(stop),
         task: Some(task),
     })

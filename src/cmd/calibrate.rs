@@ -124,17 +124,17 @@ pub struct SweepPlan<'a> {
 /// beside it), which it returns.
 pub fn run_calibration_sweep(plan: &SweepPlan) -> anyhow::Result<PathBuf> {
     let args = plan.args;
-    let model =
-        args.model.clone().or_else(|| Some(plan.anchor.model.clone()).filter(|m| !m.is_empty() && m != "unknown"));
-    if let (Some(m), false) = (&model, plan.anchor.model == "unknown") {
-        if *m != plan.anchor.model {
+    // An anchor may not name its model ("unknown"); then only --model says which.
+    let anchored = Some(plan.anchor.model.as_str()).filter(|m| !m.is_empty() && *m != "unknown");
+    if let (Some(given), Some(anchored)) = (&args.model, anchored) {
+        if given != anchored {
             eprintln!(
-                "skillshift: warning: --model {m} differs from the anchor's model {}; deviations then measure the \
-                 model as well as the environment",
-                plan.anchor.model
+                "skillshift: warning: --model {given} differs from the anchor's model {anchored}; deviations then \
+                 measure the model as well as the environment"
             );
         }
     }
+    let model = args.model.clone().or(anchored.map(String::from));
     let start = super::sweep::StartArgs {
         sites: plan.sites.clone(),
         conditions: Condition::ALL.to_vec(),

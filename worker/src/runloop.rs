@@ -1,7 +1,8 @@
 //! One attempt, start to record: reset the site (per policy), take a clean
-//! browser (a kept one in a fresh tab, or a new one), log in, install the condition's perturbations, go to the start URL,
-//! then observe and act up to `max_steps`, score with the task's evaluators and
-//! write the formats §3 record.
+//! browser (a kept one in a fresh tab, or a new one), log in, install the
+//! condition's perturbations, go to the start URL, then observe and act up to
+//! `max_steps`, score with the task's evaluators and write the formats §3
+//! record.
 //!
 //! Faults never escape: the wall-clock ceiling (`task_timeout`, enforced by a
 //! tokio timeout around everything, so a browser that never answers cannot
@@ -539,7 +540,7 @@ async fn login(
     version: Version,
     ph: &Placeholders,
 ) -> Option<End> {
-    let base_url = ph.0.iter().find(|(k, _)| k == "__SITE__").map(|(_, v)| v.clone()).unwrap_or_default();
+    let base_url = ph.apply("__SITE__");
     match sites.login_cookies(site, version).await {
         Ok(Some(cookies)) => {
             for (name, value) in cookies {
