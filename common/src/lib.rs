@@ -13,6 +13,7 @@ pub mod attempt;
 pub mod calibration;
 pub mod compare;
 pub mod evaluate;
+pub mod html;
 pub mod ids;
 pub mod leaderboard;
 pub mod ledger;

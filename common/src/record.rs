@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::attempt::AttemptSpec;
 use crate::ids::{Condition, Site, Uid};
 
 /// How an attempt ended (formats §3).
@@ -120,6 +121,50 @@ impl Record {
             images: None,
             trace_id: None,
         }
+    }
+
+    /// The record of one attempt, its identity stamped from the spec: uid, site,
+    /// condition, treatment, rep, attempt, sweep and `config_digest`. This is the
+    /// one place a record's key fields are set; later layers only check them
+    /// ([`Record::identity_mismatch`]).
+    pub fn for_attempt(spec: &AttemptSpec) -> Self {
+        let mut r = Record::new(spec.uid, spec.condition);
+        r.treatment = Some(spec.treatment.clone());
+        r.rep = Some(spec.rep);
+        r.attempt = Some(spec.attempt);
+        r.sweep = Some(spec.sweep.clone());
+        r.config_digest = spec.config_digest.clone();
+        r
+    }
+
+    /// The first identity field that differs from what `spec` stamps, with the
+    /// value found; `None` when the record is the spec's attempt.
+    pub fn identity_mismatch(&self, spec: &AttemptSpec) -> Option<(&'static str, String)> {
+        if self.uid != spec.uid {
+            return Some(("uid", self.uid.to_string()));
+        }
+        if self.site != spec.uid.site {
+            return Some(("site", self.site.to_string()));
+        }
+        if self.condition != spec.condition {
+            return Some(("condition", self.condition.to_string()));
+        }
+        if self.treatment.as_deref() != Some(spec.treatment.as_str()) {
+            return Some(("treatment", self.treatment.clone().unwrap_or_default()));
+        }
+        if self.rep != Some(spec.rep) {
+            return Some(("rep", format!("{:?}", self.rep)));
+        }
+        if self.attempt != Some(spec.attempt) {
+            return Some(("attempt", format!("{:?}", self.attempt)));
+        }
+        if self.sweep.as_deref() != Some(spec.sweep.as_str()) {
+            return Some(("sweep", self.sweep.clone().unwrap_or_default()));
+        }
+        if self.config_digest != spec.config_digest {
+            return Some(("config_digest", self.config_digest.clone().unwrap_or_default()));
+        }
+        None
     }
 
     /// The outcome, derived from `success` when the field is absent.

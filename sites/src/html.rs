@@ -6,7 +6,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
 /// Escapes text for HTML content and attribute values (the report's escaper: one implementation).
-pub use skillshift_common::report::html::escape as esc;
+pub use skillshift_common::html::escape as esc;
 
 /// Percent-encodes a query or path component.
 pub fn enc(text: &str) -> String {
