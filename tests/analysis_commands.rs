@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use skillshift_common::synth::{write_grid, Plan};
+use skillshift_analysis::synth::{write_grid, Plan};
 
 fn skillshift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skillshift"))

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use skillshift_common::synth::{write_grid, Plan};
+use skillshift_analysis::synth::{write_grid, Plan};
 
 fn skillshift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skillshift"))
@@ -148,7 +148,7 @@ fn table_markdown_and_html_show_the_same_two_decimal_numbers_and_the_low_invocat
     assert!(sfr_line.contains("66.67 ⚠︎"), "{sfr_line}");
     assert!(text.contains("SR by cell (successes/evaluable)"));
     assert!(text.contains("0.00 (0/1)"), "counts beside rates:\n{text}");
-    assert!(text.contains(skillshift_common::reliability::ONE_REP_WARNING));
+    assert!(text.contains(skillshift_analysis::reliability::ONE_REP_WARNING));
     assert!(text.contains("treatment default · 9 records from"));
     let md = stdout(&skillshift(&["report", f.to_str().expect("utf8"), "--format", "markdown"]));
     assert!(md.contains("| SFR |") && md.contains("66.67 ⚠︎"));

@@ -1,32 +1,23 @@
-//! The skillshift domain, shared by every other crate.
+//! The skillshift domain, shared by every other crate: what a task, an
+//! attempt and its record are. Nothing here does I/O beyond reading files.
 //!
-//! * [`ids`]: sites, versions, conditions and task uids (formats §1).
-//! * [`task`]: WebArena-style task files (formats §2).
-//! * [`record`]: the per-task record of one attempt (formats §3).
-//! * [`records`], [`outcome`], [`metrics`], [`ledger`], [`reliability`], [`summary`], [`report`]: the
-//!   analysis core, from `per_task.jsonl` to the Table 1 shape (formats §3-5).
-//! * [`skills`]: skill libraries and accessibility-locator steps (formats §9).
+//! * [`ids`]: sites, versions, conditions, task uids and families (docs/formats.md#identifiers).
+//! * [`task`]: WebArena-style task files, loading and validation (docs/formats.md#task-files).
+//! * [`evaluate`]: WebArena's evaluators over a final state, shared by the browser scorer and the
+//!   fixture sites' HTTP checker.
+//! * [`record`]: the per-task record of one attempt, stamped from its spec (docs/formats.md#records).
+//! * [`attempt`]: the attempt spec, what a worker is asked to run.
+//! * [`skills`]: skill libraries and accessibility-locator steps (docs/formats.md#skills).
+//! * [`html`]: the one HTML escaper.
 //!
-//! Nothing here does I/O beyond reading and writing files.
+//! Reading whole record files and turning them into numbers is the `skillshift-analysis` crate.
 
 pub mod attempt;
-pub mod calibration;
-pub mod compare;
 pub mod evaluate;
 pub mod html;
 pub mod ids;
-pub mod leaderboard;
-pub mod ledger;
-pub mod metrics;
-pub mod outcome;
 pub mod record;
-pub mod records;
-pub mod reliability;
-pub mod report;
 pub mod skills;
-pub mod summary;
-pub mod synth;
-pub mod table1;
 pub mod task;
 
 pub use attempt::AttemptSpec;

@@ -1,14 +1,14 @@
 //! `skillshift compare --baseline A --candidate B`: SR deltas per cell and
-//! overall with 95% intervals, a verdict, seed 004's `delta >= 0` verdict, and
+//! overall with 95% intervals, a verdict, the `delta >= 0` verdict of the comparison seed, and
 //! the frozen-contract check (`contract.json` beside each records file).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
-use skillshift_common::compare::{check_contract, compare, contract_beside, render_text, SideInfo};
-use skillshift_common::metrics::analyse;
-use skillshift_common::records::read_file;
+use skillshift_analysis::cells::analyse;
+use skillshift_analysis::compare::{check_contract, compare, contract_beside, render_text, SideInfo};
+use skillshift_analysis::records::read_file;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let bc = contract_beside(&args.baseline).map_err(|e| anyhow!(e))?;
     let cc = contract_beside(&args.candidate).map_err(|e| anyhow!(e))?;
     let contract = check_contract(bc.as_ref(), cc.as_ref(), &ba.config_digests, &ca.config_digests, same_file);
-    let info = |path: &PathBuf, a: &skillshift_common::metrics::Analysis| SideInfo {
+    let info = |path: &PathBuf, a: &skillshift_analysis::cells::Analysis| SideInfo {
         file: path.display().to_string(),
         treatment: a.treatment.clone(),
         records: a.records,
@@ -66,6 +66,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Table => render_text(&c),
         Format::Json => serde_json::to_string_pretty(&c).context("serialising the comparison")? + "\n",
     };
-    super::report::write_stdout(&out)?;
+    super::write_stdout(&out)?;
     Ok(if args.fail_on_regression && c.verdict == "worse" { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -1,12 +1,12 @@
 //! `skillshift leaderboard validate FILE...` and `render DIR --out FILE`
-//! (formats §6).
+//! (docs/formats.md#leaderboard).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde_json::Value;
-use skillshift_common::leaderboard::{render, validate, Entry};
+use skillshift_analysis::leaderboard::{render, validate, Entry};
 
 #[derive(clap::Args)]
 pub struct Args {

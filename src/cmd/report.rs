@@ -1,12 +1,11 @@
 //! `skillshift report FILE`: the Table 1 shape of one treatment's records
-//! (formats §5), as an aligned table, Markdown, JSON or a self-contained HTML page.
+//! (docs/formats.md#summary), as an aligned table, Markdown, JSON or a self-contained HTML page.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use skillshift_common::report::{self, document};
+use skillshift_analysis::report::{self, document};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
@@ -45,14 +44,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             s
         }
     };
-    write_stdout(&out)
-}
-
-/// Write to stdout; a closed pipe (`| head`) is not an error.
-pub fn write_stdout(s: &str) -> anyhow::Result<ExitCode> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(s.as_bytes()).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    super::write_stdout(&out)
 }

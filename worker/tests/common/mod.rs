@@ -116,7 +116,7 @@ pub fn example_library(site: Site) -> SkillLibrary {
 /// Checks records against formats §3 with the project's own validator.
 pub fn validate(records: &[skillshift_common::Record]) {
     let text: String = records.iter().map(|r| serde_json::to_string(r).expect("json") + "\n").collect();
-    if let Err(e) = skillshift_common::records::read(std::io::Cursor::new(text), Path::new("per_task.jsonl")) {
+    if let Err(e) = skillshift_analysis::records::read(std::io::Cursor::new(text), Path::new("per_task.jsonl")) {
         panic!("records are not valid per formats §3: {e}");
     }
 }

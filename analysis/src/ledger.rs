@@ -9,8 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::outcome::Unit;
-use crate::record::Outcome;
 use crate::records::Row;
+use skillshift_common::record::Outcome;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Attempts {
@@ -127,8 +127,8 @@ pub fn ledger(rows: &[Row], units: &[Unit]) -> Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{Condition, Site};
     use crate::outcome::units;
+    use skillshift_common::ids::{Condition, Site};
 
     fn row(task_id: u32, attempt: u32, outcome: Outcome, ms: u64) -> Row {
         Row {

@@ -8,11 +8,11 @@
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
-use skillshift_common::metrics::analyse;
-use skillshift_common::records::read_file;
-use skillshift_common::report::{build, document, text};
-use skillshift_common::summary::summarise;
-use skillshift_common::synth::{write_grid, Plan};
+use skillshift_analysis::cells::analyse;
+use skillshift_analysis::records::read_file;
+use skillshift_analysis::report::{build, document, text};
+use skillshift_analysis::summary::summarise;
+use skillshift_analysis::synth::{write_grid, Plan};
 
 fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -13,10 +13,10 @@ pub mod text;
 
 use std::path::{Path, PathBuf};
 
-use crate::ids::{Condition, Site};
-use crate::metrics::analyse;
+use crate::cells::analyse;
 use crate::records::{read_file, RecordsError};
 use crate::summary::{summarise, Summary, SummaryError, TenNumbers, METRICS};
+use skillshift_common::ids::{Condition, Site};
 
 /// SFR values resting on fewer invocations than this are flagged `⚠︎`.
 pub const LOW_INVOCATIONS: u64 = 30;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{marginals, Grid};
+use crate::cells::{marginals, Grid};
 use crate::outcome::Unit;
 use crate::summary::TenNumbers;
 
@@ -114,9 +114,9 @@ pub fn reliability(units: &[Unit], reps: u32) -> Reliability {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{Condition, Site};
     use crate::outcome::Measured;
-    use crate::record::Outcome;
+    use skillshift_common::ids::{Condition, Site};
+    use skillshift_common::record::Outcome;
 
     #[test]
     fn unbiased_estimators_match_closed_forms() {

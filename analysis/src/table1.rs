@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::Site;
 use crate::summary::{PerCondition, PerSite};
+use skillshift_common::ids::Site;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,7 +26,7 @@ impl Row {
     }
 
     pub fn macro_conditions(&self) -> f64 {
-        crate::ids::Condition::ALL.iter().map(|&c| *self.conditions.get(c)).sum::<f64>() / 6.0
+        skillshift_common::ids::Condition::ALL.iter().map(|&c| *self.conditions.get(c)).sum::<f64>() / 6.0
     }
 
     /// What weighting websites by task count would give instead (wrong by design).

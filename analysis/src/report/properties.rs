@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 
+use crate::cells::{analyse, marginals, Grid};
 use crate::leaderboard::validate;
-use crate::metrics::{analyse, marginals, Grid};
 use crate::records::read;
 use crate::summary::summarise;
 use crate::synth::{write_grid, Plan};

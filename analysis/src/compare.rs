@@ -19,8 +19,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ids::{Condition, Site};
-use crate::metrics::Analysis;
+use crate::cells::Analysis;
+use skillshift_common::ids::{Condition, Site};
 
 /// z for a two-sided 95% interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
@@ -272,7 +272,7 @@ pub fn compare(
         for &condition in Condition::ALL {
             let (sb, sc) = (base.cells.get(site, condition), cand.cells.get(site, condition));
             let side =
-                |s: crate::metrics::CellStats| SideCell { successes: s.successes, evaluable: s.evaluable, sr: s.sr() };
+                |s: crate::cells::CellStats| SideCell { successes: s.successes, evaluable: s.evaluable, sr: s.sr() };
             let (ub, uc) = (ob.get(&(site, condition)).unwrap_or(&empty), oc.get(&(site, condition)).unwrap_or(&empty));
             let mut cell = CellDelta {
                 site,
@@ -318,7 +318,7 @@ pub fn compare(
             cells.push(cell);
         }
     }
-    let macro_sr = |a: &Analysis| crate::metrics::mean(a.cells.0.iter().flatten().map(crate::metrics::CellStats::sr));
+    let macro_sr = |a: &Analysis| crate::cells::mean(a.cells.0.iter().flatten().map(crate::cells::CellStats::sr));
     let overall = if m > 0 {
         let d = sum_d / m as f64;
         let half = Z95 * sum_var.sqrt() / m as f64;

@@ -5,9 +5,9 @@
 //! `error` is *invalid*: it appears in the ledger and in `n`, never as a
 //! failure. The evaluable records are the outcomes of valid units.
 
-use crate::ids::{Condition, Site};
-use crate::record::Outcome;
 use crate::records::Row;
+use skillshift_common::ids::{Condition, Site};
+use skillshift_common::record::Outcome;
 
 /// What a valid unit measured: its lowest non-error attempt.
 #[derive(Debug, Clone, Copy, PartialEq)]

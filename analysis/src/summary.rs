@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{Condition, Site};
+use crate::cells::{invocations, marginals, Analysis, CellStats, Grid};
 use crate::ledger::Ledger;
-use crate::metrics::{invocations, marginals, Analysis, CellStats, Grid};
 use crate::reliability::Reliability;
+use skillshift_common::ids::{Condition, Site};
 
 pub const SCHEMA: &str = "skillshift.summary/1";
 

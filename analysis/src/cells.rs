@@ -9,12 +9,12 @@
 
 use std::collections::BTreeSet;
 
-use crate::ids::{Condition, Site};
 use crate::ledger::{ledger, Ledger};
 use crate::outcome::{units, Unit};
 use crate::records::TreatmentRecords;
 use crate::reliability::{reliability, Reliability};
 use crate::summary::{PerCondition, PerSite, TenNumbers};
+use skillshift_common::ids::{Condition, Site};
 
 /// A value per (site, condition), indexed in table order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -193,7 +193,7 @@ pub fn invocations(cells: &Grid<CellStats>) -> (PerSite<u64>, PerCondition<u64>,
 mod tests {
     use super::*;
     use crate::outcome::Measured;
-    use crate::record::Outcome;
+    use skillshift_common::record::Outcome;
 
     fn unit(site: Site, task_id: u32, condition: Condition, m: Option<(Outcome, u32, u32, u32)>) -> Unit {
         Unit {

@@ -5,7 +5,7 @@
 
 use std::io::{BufWriter, Write};
 
-use skillshift_common::synth::{write_grid, Plan};
+use skillshift_analysis::synth::{write_grid, Plan};
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
-use crate::ids::{Condition, Site, Uid};
-use crate::record::{Outcome, DEFAULT_TREATMENT};
+use skillshift_common::ids::{Condition, Site, Uid};
+use skillshift_common::record::{Outcome, DEFAULT_TREATMENT};
 
 /// Why a records file could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{Condition, Site};
-use crate::metrics::{analyse, Analysis, CellStats};
+use crate::cells::{analyse, Analysis, CellStats};
 use crate::records::TreatmentRecords;
+use skillshift_common::ids::{Condition, Site};
 
 pub const RULE: &str = "index_j = floor(j * n_tasks / k)";
 /// Families per site in the subset: GitLab 14, Magento 10, WordPress 6.
@@ -299,7 +299,12 @@ pub fn compute_anchor(
 pub fn cell_uids(set: &CalibrationSet, site: Site, condition: Condition) -> Vec<String> {
     set.sites
         .get(&site)
-        .map(|s| s.families.iter().map(|&f| crate::ids::Uid::new(site, condition.version(), f).to_string()).collect())
+        .map(|s| {
+            s.families
+                .iter()
+                .map(|&f| skillshift_common::ids::Uid::new(site, condition.version(), f).to_string())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -311,7 +316,7 @@ pub fn set_sites(set: &CalibrationSet) -> BTreeSet<Site> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::Version;
+    use skillshift_common::ids::Version;
 
     fn data() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")
@@ -338,8 +343,8 @@ mod tests {
                 assert!((f as usize) < site.n_tasks());
             }
             for v in Version::ALL {
-                let path = crate::task::task_file_path(&data(), *site, *v);
-                let tasks = crate::task::load_task_file(&path, *site).unwrap();
+                let path = skillshift_common::task::task_file_path(&data(), *site, *v);
+                let tasks = skillshift_common::task::load_task_file(&path, *site).unwrap();
                 for &f in &s.families {
                     assert!(tasks.iter().any(|t| t.task_id == f), "{} lacks task {f}", path.display());
                 }

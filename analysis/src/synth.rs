@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::ids::{Condition, Site};
+use skillshift_common::ids::{Condition, Site};
 
 /// SplitMix64: a small, seedable, dependency-free generator.
 #[derive(Debug, Clone)]

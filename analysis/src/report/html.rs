@@ -3,7 +3,7 @@
 
 use super::{Block, Doc};
 
-pub use crate::html::escape;
+pub use skillshift_common::html::escape;
 
 pub const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem;color:#222}\
 table{border-collapse:collapse;margin:.5rem 0 1rem}\
