@@ -15,7 +15,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
-use crate::engine::{Effect, Engine, Input};
+use crate::engine::{Effect, Engine, Input, RandomIds, SystemClock};
 use crate::service::{ControlService, Handle, TokenCheck, WorkerService};
 use crate::store::{Store, StoreError, StoreOp};
 
@@ -86,7 +86,7 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
         source: sled::Error::Io(source),
     })?;
     let store = Store::open(&config.data_dir.join("store"))?;
-    let mut engine = Engine::new(config.lease_ttl);
+    let mut engine = Engine::new(config.lease_ttl, SystemClock, RandomIds);
     let (metrics, exposition) = skillshift_telemetry::metrics::CoordinatorMetrics::new();
     engine.set_metrics(metrics.clone());
     let rows = store.load_all()?;
