@@ -10,9 +10,12 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::*;
 use crate::planner::{SweepSpec, TreatmentSpec};
-use crate::store::StoreOp;
+use crate::status::SweepState;
+use crate::store::{StoreOp, StoredRecord, SweepRows};
 
 const TTL: Duration = Duration::from_secs(30);
+/// The wall clock at the start of every test (2026-12-01T00:00:00Z).
+const WALL_START_MS: u64 = 1_796_083_200_000;
 
 fn spec(max_retries: u32) -> SweepSpec {
     let mut s = SweepSpec::full_grid(TreatmentSpec { name: "CONTROL".into(), skills: None });
@@ -26,6 +29,8 @@ fn spec(max_retries: u32) -> SweepSpec {
 struct Harness {
     e: Engine,
     t: Instant,
+    /// The wall clock the engine reads (a shared handle).
+    wall: ManualClock,
     ops: Vec<StoreOp>,
     sent: Vec<(String, Outbound)>,
     next_conn: u64,
@@ -33,7 +38,9 @@ struct Harness {
 
 impl Harness {
     fn new() -> Harness {
-        Harness { e: Engine::new(TTL), t: Instant::now(), ops: Vec::new(), sent: Vec::new(), next_conn: 0 }
+        let wall = ManualClock::at(WALL_START_MS);
+        let e = Engine::new(TTL, wall.clone(), SequentialIds::default());
+        Harness { e, t: Instant::now(), wall, ops: Vec::new(), sent: Vec::new(), next_conn: 0 }
     }
 
     fn step(&mut self, input: Input) {
@@ -401,10 +408,27 @@ fn a_restart_remembers_what_a_sweep_spent() {
         }
     }
     let rows = SweepRows { meta: meta.expect("sweep stored"), units, attempts: Vec::new(), records };
-    let mut e = Engine::new(TTL);
+    let mut e = Engine::new(TTL, ManualClock::at(WALL_START_MS), SequentialIds::default());
     e.restore(vec![rows], h.t);
     let (tx, mut rx) = oneshot::channel();
     e.handle(Input::Control(ControlCmd::Get(id, tx)), h.t);
     let st = rx.try_recv().expect("reply").expect("known sweep");
     assert!((st.cost_usd - 1.25).abs() < 1e-9);
+}
+
+#[test]
+fn stored_times_come_from_the_engines_clock_and_ids_from_its_id_source() {
+    let mut h = Harness::new();
+    let id = h.submit(spec(2));
+    assert_eq!(id, "sw-000000000001");
+    assert_eq!(h.status(&id).created_ms, WALL_START_MS);
+    h.wall.advance(1_500);
+    let (w, _) = h.worker(all_hosts(), 1);
+    assert_eq!(w, "w-000000000002");
+    let k = h.assigned(&w).pop().expect("assignment");
+    let started = h.ops.iter().find_map(|op| match op {
+        StoreOp::Attempt(key, row) if *key == k => Some(row.started_ms),
+        _ => None,
+    });
+    assert_eq!(started, Some(WALL_START_MS + 1_500));
 }
