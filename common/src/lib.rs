@@ -2,7 +2,8 @@
 //!
 //! * [`ids`]: sites, versions, conditions and task uids (formats §1).
 //! * [`task`]: WebArena-style task files (formats §2).
-//! * [`record`]: the per-task record of one attempt (formats §3).
+//! * [`record`]: the per-task record of one attempt (formats §3); [`error_reason`]: why an `error` record
+//!   measured nothing.
 //! * [`records`], [`outcome`], [`metrics`], [`ledger`], [`reliability`], [`summary`], [`report`]: the
 //!   analysis core, from `per_task.jsonl` to the Table 1 shape (formats §3-5).
 //! * [`skills`]: skill libraries and accessibility-locator steps (formats §9).
@@ -12,6 +13,7 @@
 pub mod attempt;
 pub mod calibration;
 pub mod compare;
+pub mod error_reason;
 pub mod evaluate;
 pub mod html;
 pub mod ids;
@@ -30,5 +32,6 @@ pub mod table1;
 pub mod task;
 
 pub use attempt::AttemptSpec;
+pub use error_reason::ErrorReason;
 pub use ids::{Condition, Site, Uid, Version};
 pub use record::{Outcome, Record};

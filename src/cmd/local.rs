@@ -18,7 +18,8 @@ use skillshift_worker::executor::Executor;
 use skillshift_worker::remote::{self, simulate::SimulatedExecutor, RemoteConfig};
 use skillshift_worker::run_executor::BrowserExecutor;
 use skillshift_worker::runloop::{RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, ResetPolicy, SiteManager};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
+use skillshift_worker::sites::{ResetPolicy, SiteManager};
 use tokio_util::sync::CancellationToken;
 
 use super::sweep::{self as sweep_cmd, Connection, StartArgs};
@@ -123,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         skillshift_common::Site::Gitlab,
                         skillshift_common::Version::V1,
                     );
-                    let tasks = if probe.exists() { TaskSource::Dir(args.data.clone()) } else { TaskSource::Generated };
+                    let tasks = if probe.exists() { TaskSource::Dir(args.data.clone()) } else { generated_tasks() };
                     let ex = Arc::new(BrowserExecutor::new(
                         RunContext::new(sites, tasks, name.clone()),
                         BrowserConfig::default(),

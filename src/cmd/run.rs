@@ -14,7 +14,8 @@ use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::perturb::Profile;
 use skillshift_worker::run_executor::factory_for;
 use skillshift_worker::runloop::{run_attempt, Event, RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, Remote, ResetPolicy, SiteManager};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
+use skillshift_worker::sites::{Remote, ResetPolicy, SiteManager};
 use skillshift_worker::CancellationToken;
 
 #[derive(clap::Args)]
@@ -87,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let n = skillshift_common::task::load_task_file(&task_file, uid.site)?.len();
         (TaskSource::Dir(args.data.clone()), n)
     } else {
-        (TaskSource::Generated, skillshift_sites::tasks(uid.site, uid.version).len())
+        (generated_tasks(), skillshift_sites::tasks(uid.site, uid.version).len())
     };
     if uid.task_id as usize >= n_tasks {
         bail!("uid {uid}: {}.{} has {n_tasks} tasks (ids 0..{})", uid.site, uid.version, n_tasks.saturating_sub(1));

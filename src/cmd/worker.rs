@@ -14,7 +14,8 @@ use skillshift_worker::executor::Executor;
 use skillshift_worker::remote::{self, simulate::SimulatedExecutor, RemoteConfig};
 use skillshift_worker::run_executor::BrowserExecutor;
 use skillshift_worker::runloop::{RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, Remote, ResetPolicy, SiteManager};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
+use skillshift_worker::sites::{Remote, ResetPolicy, SiteManager};
 
 use super::sweep::Connection;
 
@@ -97,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     skillshift_common::Site::Gitlab,
                     skillshift_common::Version::V1,
                 );
-                let tasks = if task_file.exists() { TaskSource::Dir(args.data.clone()) } else { TaskSource::Generated };
+                let tasks = if task_file.exists() { TaskSource::Dir(args.data.clone()) } else { generated_tasks() };
                 let ctx = RunContext::new(sites, tasks, name.clone());
                 let browser = BrowserConfig { reuse: args.browser_reuse, ..BrowserConfig::default() };
                 let ex = Arc::new(BrowserExecutor::new(ctx, browser, args.slots as usize));
