@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use skillshift_common::report::{self, document};
 use skillshift_coordinator::server::{self, Config};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::browser::BrowserConfig;
 use skillshift_worker::executor::Executor;
 use skillshift_worker::remote::{self, simulate::SimulatedExecutor, RemoteConfig};
 use skillshift_worker::run_executor::BrowserExecutor;
 use skillshift_worker::runloop::{RunContext, TaskSource};
-use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::sites::{ResetPolicy, SiteManager};
 use tokio_util::sync::CancellationToken;
 

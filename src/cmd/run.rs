@@ -10,11 +10,11 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use skillshift_common::skills::{SkillLibrary, SKILLS_SCHEMA};
 use skillshift_common::{AttemptSpec, Condition, Uid};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::perturb::Profile;
 use skillshift_worker::run_executor::factory_for;
 use skillshift_worker::runloop::{run_attempt, Event, RunContext, TaskSource};
-use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::sites::{Remote, ResetPolicy, SiteManager};
 use skillshift_worker::CancellationToken;
 

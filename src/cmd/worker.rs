@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::browser::BrowserConfig;
 use skillshift_worker::executor::Executor;
 use skillshift_worker::remote::{self, simulate::SimulatedExecutor, RemoteConfig};
 use skillshift_worker::run_executor::BrowserExecutor;
 use skillshift_worker::runloop::{RunContext, TaskSource};
-use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::sites::{Remote, ResetPolicy, SiteManager};
 
 use super::sweep::Connection;
