@@ -6,6 +6,7 @@
 //! * [`evaluate`]: WebArena's evaluators over a final state, shared by the browser scorer and the
 //!   fixture sites' HTTP checker.
 //! * [`record`]: the per-task record of one attempt, stamped from its spec (docs/formats.md#records).
+//! * [`error_reason`]: why an `error` record measured nothing (`task_timeout`, `browser`, ...).
 //! * [`attempt`]: the attempt spec, what a worker is asked to run.
 //! * [`skills`]: skill libraries and accessibility-locator steps (docs/formats.md#skills).
 //! * [`html`]: the one HTML escaper.
@@ -13,6 +14,7 @@
 //! Reading whole record files and turning them into numbers is the `skillshift-analysis` crate.
 
 pub mod attempt;
+pub mod error_reason;
 pub mod evaluate;
 pub mod html;
 pub mod ids;
@@ -21,5 +23,6 @@ pub mod skills;
 pub mod task;
 
 pub use attempt::AttemptSpec;
+pub use error_reason::ErrorReason;
 pub use ids::{Condition, Site, Uid, Version};
 pub use record::{Outcome, Record};

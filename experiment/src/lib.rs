@@ -10,6 +10,7 @@
 //! * [`progress`]: the terminal view of a running sweep.
 //! * [`attempt`]: `skillshift run`, one attempt by hand with its trajectory shown.
 //! * [`calibration`]: the calibration run and its grading.
+//! * [`embedded`]: the fixture sites served in-process, as a site manager and task source.
 //! * [`workers`]: the one worker builder, used by `worker`, `local` and `run`.
 //! * [`local`]: `skillshift local`'s in-process cluster.
 //! * [`signals`]: Ctrl-C and SIGTERM to a cancellation token.
@@ -19,6 +20,7 @@
 
 pub mod attempt;
 pub mod calibration;
+pub mod embedded;
 pub mod export;
 pub mod follow;
 pub mod local;

@@ -12,7 +12,9 @@ use skillshift_worker::executor::Executor;
 use skillshift_worker::remote::simulate::SimulatedExecutor;
 use skillshift_worker::run_executor::BrowserExecutor;
 use skillshift_worker::runloop::{RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, Remote, ResetPolicy, SiteManager};
+use skillshift_worker::sites::{Remote, ResetPolicy, SiteManager};
+
+use crate::embedded::{generated_tasks, Embedded};
 
 /// Where a worker's sites are.
 #[derive(Debug, Clone)]
@@ -59,7 +61,7 @@ pub fn task_source(data: &Path) -> TaskSource {
     if probe.exists() {
         TaskSource::Dir(data.to_path_buf())
     } else {
-        TaskSource::Generated
+        generated_tasks()
     }
 }
 

@@ -14,9 +14,10 @@ use skillshift_common::evaluate::Verdict;
 use skillshift_common::skills::{Skill, SkillLibrary, Step, SKILLS_SCHEMA};
 use skillshift_common::task::{load_task_file, task_file_path, EvalType, Task};
 use skillshift_common::{Site, Version};
+use skillshift_experiment::embedded::Embedded;
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
 use skillshift_worker::scorer::{self, Score};
-use skillshift_worker::sites::{Embedded, ResetPolicy, SiteManager};
+use skillshift_worker::sites::{ResetPolicy, SiteManager};
 use skillshift_worker::skill_runtime::{run_skill, run_steps, Placeholders};
 
 const KINDS: [EvalType; 3] = [EvalType::StringMatch, EvalType::ProgramHtml, EvalType::UrlMatch];

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use skillshift_common::record::Outcome;
 use skillshift_common::{AttemptSpec, Condition, Site, Uid, Version};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::agent::Agent;
 use skillshift_worker::agents::cmd::CmdAgent;
 use skillshift_worker::agents::llm::LlmConfig;
@@ -16,8 +17,8 @@ use skillshift_worker::agents::scripted_llm::{
     element_id, Scripted, ScriptedLlm, COMPLETION_TOKENS, PROMPT_TOKENS, SCRIPTED_MODEL,
 };
 use skillshift_worker::browser::{BrowserConfig, Driver};
-use skillshift_worker::runloop::{run_attempt, AgentFactory, Event, RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, ResetPolicy};
+use skillshift_worker::runloop::{run_attempt, AgentFactory, Event, RunContext};
+use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 
 /// The first GitLab task whose intent is a search ("Search GitLab for \"...\""), a url_match task.
@@ -50,7 +51,7 @@ fn spec(task_id: u32, agent: &str) -> AttemptSpec {
 
 async fn run(spec: &AttemptSpec, factory: AgentFactory) -> (skillshift_common::record::Record, Vec<Event>) {
     let sites = Arc::new(Embedded::start(ResetPolicy::BeforeEach).await.unwrap());
-    let ctx = RunContext::new(sites, TaskSource::Generated, "agents-e2e");
+    let ctx = RunContext::new(sites, generated_tasks(), "agents-e2e");
     let driver = Driver::new(BrowserConfig::default());
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();

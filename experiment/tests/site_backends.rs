@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use skillshift_common::{Site, Version};
-use skillshift_worker::sites::{needs_reset, Remote, SiteManager};
+use skillshift_worker::sites::{Remote, SiteManager};
 
 #[tokio::test]
 async fn env_ctrl_resets_and_reads_status_over_http() {
@@ -22,7 +22,7 @@ async fn env_ctrl_resets_and_reads_status_over_http() {
     remote.reset(Site::Magento, Version::V2).await.expect("reset over http");
     let status = remote.status(Site::Magento, Version::V2).await.expect("status");
     assert_eq!(status["digest"].as_str(), Some(handle.digest.as_str()));
-    assert!(!needs_reset(&remote, Site::Magento, Version::V2));
+    assert!(!remote.needs_reset(Site::Magento, Version::V2));
 
     // A wrong control path is a clear reset error naming the site.
     let bad = std::fs::read_to_string(&path).expect("read").replace("/env-ctrl\"", "/nope\"");

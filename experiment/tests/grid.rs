@@ -1,6 +1,6 @@
 //! The skills agent on the embedded fixture sites, in real headless Chromium:
 //! for each site, three tasks under all six conditions, records valid per
-//! formats §3; and two runs with the same seed give the same records apart
+//! `docs/formats.md` (records); and two runs with the same seed give the same records apart
 //! from times.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
@@ -9,10 +9,11 @@ mod common;
 use std::sync::Arc;
 
 use skillshift_common::{Condition, Outcome, Record, Site, Uid};
+use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::run_executor::factory_for;
-use skillshift_worker::runloop::{run_attempt, RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, ResetPolicy};
+use skillshift_worker::runloop::{run_attempt, RunContext};
+use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 
 /// The first `n` task ids of a site that have a skill in the example library.
@@ -29,7 +30,7 @@ fn tasks_with_skills(site: Site, n: usize) -> Vec<u32> {
 
 async fn run_grid(site: Site, ids: &[u32], seed: u64) -> Vec<Record> {
     let sites = Embedded::start(ResetPolicy::BeforeEach).await.expect("embedded sites");
-    let ctx = RunContext::new(Arc::new(sites), TaskSource::Generated, "test-worker");
+    let ctx = RunContext::new(Arc::new(sites), generated_tasks(), "test-worker");
     let driver = Driver::new(BrowserConfig::default());
     let lib = common::example_library(site);
     let mut out = Vec::new();
