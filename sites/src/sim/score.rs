@@ -1,5 +1,5 @@
-//! Running a task's evaluators (formats §2) on the simulator, as the
-//! worker's scorer does in Chromium: `string_match` on the answer,
+//! Running a task's evaluators (see docs/formats.md#evaluators) on the
+//! simulator, as the worker's scorer does in Chromium: `string_match` on the answer,
 //! `url_match` on the final URL, `program_html` by loading each check's URL
 //! in the same session (or staying, for `last`) and reading its locator.
 

@@ -1,7 +1,9 @@
-//! Task-building helpers shared by the Magento and WordPress generators:
-//! step constructors, the three evaluator shapes of formats §2, intent
-//! instantiation, and the round-robin that interleaves templates so every
-//! stretch of task ids (and so the calibration subset) covers many templates.
+//! Building tasks: step constructors, the three evaluator shapes (see
+//! docs/formats.md#evaluators), intent templates and their instantiation,
+//! the stride that picks instances from seeded data, and the round-robin
+//! that interleaves templates so every stretch of task ids (and so the
+//! calibration subset) covers many templates. Magento and WordPress build
+//! their tasks from all of it; GitLab uses the step constructors.
 
 use std::collections::BTreeMap;
 
@@ -12,24 +14,29 @@ use skillshift_common::{Site, Version};
 
 use crate::GeneratedTask;
 
+/// The element of `role` named `name` (the first and only match).
 pub fn tgt(role: &str, name: &str) -> Target {
     Target { role: role.into(), name: name.into(), nth: None }
 }
+/// Load `url` (site placeholders allowed).
 pub fn goto(url: impl Into<String>) -> Step {
     Step::Goto { url: url.into() }
 }
 pub fn click(role: &str, name: &str) -> Step {
     Step::Click { target: tgt(role, name) }
 }
+/// Click the `nth` match (0-based) where several elements share role and name.
 pub fn click_nth(role: &str, name: &str, nth: u32) -> Step {
     Step::Click { target: Target { role: role.into(), name: name.into(), nth: Some(nth) } }
 }
 pub fn fill(role: &str, name: &str, text: &str) -> Step {
     Step::Fill { target: tgt(role, name), text: text.into() }
 }
+/// Choose `option` in the combobox named `name`.
 pub fn select(name: &str, option: &str) -> Step {
     Step::Select { target: tgt("combobox", name), option: option.into() }
 }
+/// Read an element's text (the answer, unless an `answer` step follows).
 pub fn read(role: &str, name: &str) -> Step {
     Step::Read { target: tgt(role, name) }
 }
@@ -89,12 +96,43 @@ pub struct Template {
     pub params: &'static [&'static str],
 }
 
+/// `tpl!(id, name, intent, [params])`: a [`Template`] in a `const` table.
+macro_rules! tpl {
+    ($id:expr, $name:expr, $intent:expr, [$($p:expr),*]) => {
+        $crate::kit::tasks::Template { id: $id, name: $name, intent: $intent, params: &[$($p),*] }
+    };
+}
+pub(crate) use tpl;
+
 /// One instantiation: its values (in `params` order), start URL, evaluator and solution.
 pub struct Inst {
     pub values: Vec<String>,
     pub start: String,
     pub check: Check,
     pub solution: Vec<Step>,
+}
+
+/// Up to `n` items of `items` passing `keep`, visited from index `from` in
+/// steps of `stride` (wrapping), each at most once.
+pub fn spread<T>(items: &[T], n: usize, from: usize, stride: usize, keep: impl Fn(&T) -> bool) -> Vec<&T> {
+    let len = items.len().max(1);
+    let mut out: Vec<&T> = Vec::new();
+    for k in 0..len {
+        let item = &items[(from + k * stride) % len];
+        if keep(item) && !out.iter().any(|o| std::ptr::eq(*o, item)) {
+            out.push(item);
+            if out.len() == n {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Signing in on a form with a "Password" textbox: open `url`, fill the
+/// user textbox named `user_label` and the password, press `button`.
+pub fn sign_in(url: &str, user_label: &str, user: &str, password: &str, button: &str) -> Vec<Step> {
+    vec![goto(url), fill("textbox", user_label, user), fill("textbox", "Password", password), click("button", button)]
 }
 
 /// `{{key}}` replaced by the values.
@@ -162,116 +200,4 @@ pub fn skill(site: Site, tpl: &Template, steps: Vec<Step>) -> Skill {
 /// Whether `v` is v2 (readability in solution builders).
 pub fn is_v2(v: Version) -> bool {
     v == Version::V2
-}
-
-/// Running tasks through the HTTP simulator, for the site modules' tests.
-#[cfg(test)]
-pub mod testing {
-    use skillshift_common::evaluate::Verdict;
-    use skillshift_common::skills::Step;
-    use skillshift_common::{Site, Version};
-
-    use crate::sim::Browser;
-    use crate::GeneratedTask;
-
-    const ORIGIN: &str = "http://fixture.test";
-
-    /// Resets the site, logs in, opens the start URL, runs `steps` and scores
-    /// the task: the verdict and a description for failure messages.
-    pub async fn run(site: Site, version: Version, t: &GeneratedTask, steps: &[Step]) -> (Verdict, String) {
-        let (router, app, _) = crate::site_router(site, version);
-        app.reset();
-        let mut b = Browser::new(router, ORIGIN);
-        let login = b.run(&app.login_steps()).await;
-        if let Some((i, e)) = login.error {
-            return (Verdict::Fail, format!("login step {i}: {e}"));
-        }
-        if let Err(e) = b.goto(&t.task.start_url).await {
-            return (Verdict::Fail, format!("start url: {e}"));
-        }
-        let out = b.run(steps).await;
-        let page = b.page().map(|p| p.outline()).unwrap_or_default();
-        let scored = b.score(&t.task, out.answer.as_deref()).await;
-        let why = format!(
-            "task {} ({}): step error {:?}; {:?}\n--- page at the end ---\n{}",
-            t.task.task_id,
-            t.task.intent,
-            out.error,
-            scored.details,
-            page.chars().take(3000).collect::<String>()
-        );
-        (scored.verdict, why)
-    }
-
-    /// Every task passes with its solution and fails with no steps; returns the failures.
-    pub async fn check_all(site: Site, version: Version, tasks: &[GeneratedTask]) -> Vec<String> {
-        let mut bad = Vec::new();
-        for t in tasks {
-            let (v, why) = run(site, version, t, &t.solution).await;
-            if v != Verdict::Pass {
-                bad.push(format!("solution fails: {why}"));
-            }
-            let (v, why) = run(site, version, t, &[]).await;
-            if v == Verdict::Pass {
-                bad.push(format!("doing nothing passes: {why}"));
-            }
-        }
-        bad
-    }
-
-    /// Logs in and loads each of `paths`, checking what every page must have:
-    /// status 200, the behaviours script, one `main`, a heading, and a name on
-    /// every control and link in the accessibility tree (with any open modal
-    /// closed first). Returns the problems found.
-    pub async fn lint(site: Site, version: Version, paths: &[String]) -> Vec<String> {
-        let (router, app, _) = crate::site_router(site, version);
-        app.reset();
-        let mut b = Browser::new(router, ORIGIN);
-        let login = b.run(&app.login_steps()).await;
-        let mut bad = Vec::new();
-        if let Some((i, e)) = login.error {
-            return vec![format!("{site} {version}: login step {i}: {e}")];
-        }
-        for path in paths {
-            if let Err(e) = b.goto(path).await {
-                bad.push(format!("{path}: {e}"));
-                continue;
-            }
-            let Some(page) = b.page() else { continue };
-            if page.status != 200 {
-                bad.push(format!("{path}: status {}", page.status));
-            }
-            if page.query("script[src='/static/behaviors.js']").ok().flatten().is_none() {
-                bad.push(format!("{path}: no behaviors.js"));
-            }
-            if page.query("main").ok().flatten().is_none() {
-                bad.push(format!("{path}: no <main>"));
-            }
-            if page.query("h1").ok().flatten().is_none() {
-                bad.push(format!("{path}: no h1"));
-            }
-            let nodes = page.ax_nodes();
-            for n in &nodes {
-                let control = matches!(
-                    n.role.as_str(),
-                    "textbox"
-                        | "searchbox"
-                        | "combobox"
-                        | "checkbox"
-                        | "radio"
-                        | "spinbutton"
-                        | "button"
-                        | "link"
-                        | "menuitem"
-                );
-                if control && n.name.is_empty() {
-                    bad.push(format!("{path}: a {} without an accessible name", n.role));
-                }
-            }
-            if nodes.iter().any(|n| n.role == "table") && !nodes.iter().any(|n| n.role == "columnheader") {
-                bad.push(format!("{path}: a table without column headers"));
-            }
-        }
-        bad
-    }
 }
