@@ -1,10 +1,18 @@
-//! Calibration (seed 002, formats §7): the 30-family subset rule, the anchor
-//! file, grading a run against it, and computing an anchor from a reference run.
+//! Calibration (docs/formats.md#calibration): the 30-family subset rule, the
+//! anchor file, grading a run against it, and computing an anchor from a
+//! reference run.
 //!
 //! The subset is a stated rule, `index_j = floor(j * n_tasks / k)`, so anyone
 //! can recompute it; `data/calibration_set.json` is its output. A cell's
 //! deviation is |observed - value| / sigma, flagged beyond the threshold; only
 //! SR and AS gate, ASC and SFR are printed `[not gated]`.
+//!
+//! What the gate refuses to grade (exit 2, never a pass): a threshold or a
+//! sigma that is not a finite number >= 0 (NaN and infinity would pass
+//! anything), and records that leave a family of the subset unmeasured in
+//! some cell ([`check_coverage`]). An anchor's value and the observed value
+//! are the same expression of the same counts ([`CellStats::sr`] and the
+//! means), so with sigma 0 the records an anchor was made from grade as equal.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,7 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cells::{analyse, Analysis, CellStats};
 use crate::records::TreatmentRecords;
+use skillshift_common::bounded::{self, MAX_FILE_BYTES};
 use skillshift_common::ids::{Condition, Site};
+use skillshift_common::text::json_error;
 
 pub const RULE: &str = "index_j = floor(j * n_tasks / k)";
 /// Families per site in the subset: GitLab 14, Magento 10, WordPress 6.
@@ -132,35 +142,140 @@ pub enum CalibrationError {
     BudgetMismatch { given: u32, anchor: u32 },
     #[error("records missing for cell {site} {condition}: no evaluable record of a calibration family")]
     MissingCell { site: Site, condition: Condition },
+    #[error(
+        "records missing for cell {site} {condition}: no evaluable record of calibration {} ({} of the subset's {families} \
+         families unmeasured); a cell is graded only on every family of the subset",
+        family_list(.missing),
+        .missing.len()
+    )]
+    MissingFamilies { site: Site, condition: Condition, missing: Vec<u32>, families: usize },
+    #[error("the calibration subset has no families for {0}")]
+    SiteNotInSubset(Site),
+    #[error("threshold {0} is not a finite number of sigmas >= 0: a gate with it would not measure anything")]
+    InvalidThreshold(f64),
     #[error("the anchor has no {metric} for cell {site} {condition}")]
     AnchorCellMissing { site: Site, condition: Condition, metric: &'static str },
 }
 
+/// `11, 23, 34` (at most ten, then how many more), for a message.
+fn family_list(families: &[u32]) -> String {
+    let shown: Vec<String> = families.iter().take(10).map(u32::to_string).collect();
+    let word = if families.len() == 1 { "family" } else { "families" };
+    match families.len() {
+        n if n > 10 => format!("{word} {} and {} more", shown.join(", "), n - 10),
+        _ => format!("{word} {}", shown.join(", ")),
+    }
+}
+
+/// Reads a calibration set of at most [`MAX_FILE_BYTES`]: every family below
+/// its site's task count, none twice, none of its sites empty.
 pub fn load_set(path: &Path) -> Result<CalibrationSet, CalibrationError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CalibrationError::SubsetMissing(path.into(), e))?;
+    let text = bounded::read_to_string(path, MAX_FILE_BYTES).map_err(|e| match e.kind() {
+        std::io::ErrorKind::FileTooLarge => CalibrationError::SubsetInvalid(path.into(), e.to_string()),
+        _ => CalibrationError::SubsetMissing(path.into(), e),
+    })?;
     let set: CalibrationSet =
-        serde_json::from_str(&text).map_err(|e| CalibrationError::SubsetInvalid(path.into(), e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| CalibrationError::SubsetInvalid(path.into(), json_error(&e)))?;
     for (site, s) in &set.sites {
+        let invalid = |why: String| Err(CalibrationError::SubsetInvalid(path.into(), why));
         if let Some(bad) = s.families.iter().find(|&&f| f as usize >= site.n_tasks()) {
-            return Err(CalibrationError::SubsetInvalid(
-                path.into(),
-                format!("family {bad} of {site} is not below {}", site.n_tasks()),
-            ));
+            return invalid(format!("family {bad} of {site} is not below {}", site.n_tasks()));
+        }
+        if s.families.is_empty() {
+            return invalid(format!("{site} lists no family"));
+        }
+        let mut seen = BTreeSet::new();
+        if let Some(twice) = s.families.iter().find(|&&f| !seen.insert(f)) {
+            return invalid(format!("family {twice} of {site} is listed twice"));
         }
     }
     Ok(set)
 }
 
-pub fn load_anchor(path: &Path) -> Result<Anchor, CalibrationError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CalibrationError::AnchorRead(path.into(), e))?;
-    serde_json::from_str(&text).map_err(|e| CalibrationError::AnchorInvalid(path.into(), e.to_string()))
+/// A threshold that can gate: a finite number of sigmas, >= 0. NaN or
+/// infinity would pass any deviation and a negative one fail an exact match.
+pub fn check_threshold(threshold: f64) -> Result<f64, CalibrationError> {
+    if threshold.is_finite() && threshold >= 0.0 {
+        Ok(threshold)
+    } else {
+        Err(CalibrationError::InvalidThreshold(threshold))
+    }
 }
 
-/// Keep only the calibration families of the given sites, then analyse.
-pub fn analyse_subset(t: &TreatmentRecords, set: &CalibrationSet, sites: &[Site]) -> Analysis {
+/// Reads an anchor of at most [`MAX_FILE_BYTES`]; its `threshold_sigma` and
+/// every sigma must be finite and >= 0, every value finite and in range
+/// (SR in [0, 100], AS and ASC >= 0).
+pub fn load_anchor(path: &Path) -> Result<Anchor, CalibrationError> {
+    let text =
+        bounded::read_to_string(path, MAX_FILE_BYTES).map_err(|e| CalibrationError::AnchorRead(path.into(), e))?;
+    let anchor: Anchor =
+        serde_json::from_str(&text).map_err(|e| CalibrationError::AnchorInvalid(path.into(), json_error(&e)))?;
+    check_anchor(&anchor).map_err(|why| CalibrationError::AnchorInvalid(path.into(), why))?;
+    Ok(anchor)
+}
+
+fn check_anchor(a: &Anchor) -> Result<(), String> {
+    if check_threshold(a.threshold_sigma).is_err() {
+        return Err(format!("threshold_sigma is {}: it must be a finite number of sigmas >= 0", a.threshold_sigma));
+    }
+    for (site, conditions) in &a.cells {
+        for (condition, cell) in conditions {
+            for (metric, v, max) in [("SR", cell.sr, 100.0), ("AS", cell.as_, f64::MAX), ("ASC", cell.asc, f64::MAX)] {
+                let Some(v) = v else { continue };
+                if !(v.sigma.is_finite() && v.sigma >= 0.0) {
+                    return Err(format!(
+                        "cell {site} {condition} {metric}: sigma {} is not a finite number >= 0",
+                        v.sigma
+                    ));
+                }
+                if !(v.value.is_finite() && (0.0..=max).contains(&v.value)) {
+                    let range = if metric == "SR" { "in [0, 100]" } else { ">= 0" };
+                    return Err(format!("cell {site} {condition} {metric}: value {} is not {range}", v.value));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Keep only the calibration families of the given sites, analyse them, and
+/// refuse the result unless every family is measured in every cell
+/// ([`check_coverage`]).
+pub fn analyse_subset(
+    t: &TreatmentRecords,
+    set: &CalibrationSet,
+    sites: &[Site],
+) -> Result<Analysis, CalibrationError> {
     let mut sub = t.clone();
     sub.rows.retain(|r| sites.contains(&r.site) && set.contains(r.site, r.task_id));
-    analyse(&sub)
+    let a = analyse(&sub);
+    check_coverage(&a, set, sites)?;
+    Ok(a)
+}
+
+/// Every family of the subset has an evaluable record in every cell of
+/// `sites`: an anchor's cell is a mean over all of its families, so a run
+/// that measured fewer is not the same measurement and is not graded (nor
+/// made into an anchor). The error names the cell and the families missing.
+pub fn check_coverage(a: &Analysis, set: &CalibrationSet, sites: &[Site]) -> Result<(), CalibrationError> {
+    let measured: BTreeSet<(Site, Condition, u32)> =
+        a.units.iter().filter(|u| u.is_valid()).map(|u| (u.site, u.condition, u.task_id)).collect();
+    for &site in sites {
+        let subset = set.sites.get(&site).ok_or(CalibrationError::SiteNotInSubset(site))?;
+        for &condition in Condition::ALL {
+            let missing: Vec<u32> =
+                subset.families.iter().copied().filter(|&f| !measured.contains(&(site, condition, f))).collect();
+            if !missing.is_empty() {
+                return Err(CalibrationError::MissingFamilies {
+                    site,
+                    condition,
+                    missing,
+                    families: subset.families.len(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One graded (cell, metric) line.
@@ -188,8 +303,10 @@ pub fn deviation(observed: f64, anchor: ValueSigma) -> f64 {
     }
 }
 
-/// Grade every (cell, metric) of `sites` against the anchor.
+/// Grade every (cell, metric) of `sites` against the anchor; `threshold`
+/// must pass [`check_threshold`].
 pub fn grade(a: &Analysis, anchor: &Anchor, threshold: f64, sites: &[Site]) -> Result<Vec<Graded>, CalibrationError> {
+    let threshold = check_threshold(threshold)?;
     let mut out = Vec::new();
     for &site in sites {
         for &condition in Condition::ALL {
@@ -256,7 +373,8 @@ pub fn format_line(g: &Graded) -> String {
 }
 
 /// Compute an anchor from a reference run: value and sigma per cell
-/// (SR: 100 x sqrt(p(1-p)/n); AS and ASC: sample sd / sqrt(n)).
+/// (SR: 100 x sqrt(p(1-p)/n); AS and ASC: sample sd / sqrt(n)). Each value
+/// is the very expression [`grade`] observes, so equal counts give equal values.
 pub fn compute_anchor(
     a: &Analysis,
     sites: &[Site],
@@ -276,7 +394,7 @@ pub fn compute_anchor(
             let p = f64::from(c.successes) / n;
             let se = |sd: Option<f64>| sd.unwrap_or(0.0) / n.sqrt();
             let cell = AnchorCell {
-                sr: Some(ValueSigma { value: 100.0 * p, sigma: 100.0 * (p * (1.0 - p) / n).sqrt() }),
+                sr: c.sr().map(|v| ValueSigma { value: v, sigma: 100.0 * (p * (1.0 - p) / n).sqrt() }),
                 as_: c.as_().map(|v| ValueSigma { value: v, sigma: se(c.steps_sd()) }),
                 asc: c.asc(a.skill_calls_known).map(|v| ValueSigma { value: v, sigma: se(c.calls_sd()) }),
             };
@@ -370,6 +488,136 @@ mod tests {
         );
         assert_eq!(deviation(3.0, ValueSigma { value: 3.0, sigma: 0.0 }), 0.0);
         assert!(deviation(3.5, ValueSigma { value: 3.0, sigma: 0.0 }).is_infinite());
+    }
+
+    /// Records of every calibration family of `sites` under all six conditions; `ok`
+    /// says which succeed, steps are `1 + family % 4` so AS varies.
+    fn subset_records(sites: &[Site], ok: impl Fn(Site, u32, Condition) -> bool) -> String {
+        let set = CalibrationSet::from_rule();
+        let mut out = String::new();
+        for &site in sites {
+            for &f in &set.sites[&site].families {
+                for &c in Condition::ALL {
+                    out.push_str(&format!(
+                        "{{\"uid\": \"skillshift.{site}.{}.{f}\", \"site\": \"{site}\", \"condition\": \"{c}\", \
+                         \"success\": {}, \"steps\": {}, \"skill_calls\": null, \"skill_failures\": null}}\n",
+                        c.version(),
+                        ok(site, f, c),
+                        1 + f % 4
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn subset_of(text: &str, sites: &[Site]) -> Result<Analysis, CalibrationError> {
+        let rs = crate::records::read(text.as_bytes(), Path::new("run.jsonl")).unwrap();
+        analyse_subset(rs.select(None).unwrap(), &CalibrationSet::from_rule(), sites)
+    }
+
+    fn analysis_of(text: &str, sites: &[Site]) -> Analysis {
+        subset_of(text, sites).unwrap()
+    }
+
+    /// An anchor computed from `text`, written as `calibrate anchor` writes it and read back.
+    fn anchor_file(dir: &Path, anchor: &Anchor) -> PathBuf {
+        let path = dir.join("anchor.json");
+        std::fs::write(&path, serde_json::to_string_pretty(anchor).unwrap()).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_threshold_that_silences_the_gate_is_refused() {
+        let sites = [Site::Wordpress];
+        let all_fail = analysis_of(&subset_records(&sites, |_, _, _| false), &sites);
+        let all_pass = analysis_of(&subset_records(&sites, |_, _, _| true), &sites);
+        let anchor = compute_anchor(&all_pass, &sites, "reference", "m", 10, BTreeMap::new()).unwrap();
+        // 100 points off: flagged at the anchor's own threshold...
+        assert!(grade(&all_fail, &anchor, 3.0, &sites).unwrap().iter().any(|g| g.flagged));
+        // ...and a threshold that is not a finite number of sigmas >= 0 is no threshold at all.
+        for t in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0] {
+            assert!(grade(&all_fail, &anchor, t, &sites).is_err(), "threshold {t} was accepted");
+        }
+    }
+
+    #[test]
+    fn an_anchor_with_a_negative_sigma_or_threshold_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sites = [Site::Wordpress];
+        let a = analysis_of(&subset_records(&sites, |_, f, _| f % 2 == 0), &sites);
+        let good = compute_anchor(&a, &sites, "reference", "m", 10, BTreeMap::new()).unwrap();
+        assert!(load_anchor(&anchor_file(dir.path(), &good)).is_ok());
+        let mut bad = good.clone();
+        bad.threshold_sigma = -1.0;
+        let e = load_anchor(&anchor_file(dir.path(), &bad)).unwrap_err().to_string();
+        assert!(e.contains("threshold_sigma"), "{e}");
+        let mut bad = good.clone();
+        if let Some(sr) = bad.cells.get_mut(&Site::Wordpress).and_then(|m| m.get_mut(&Condition::Tgt)) {
+            sr.sr = Some(ValueSigma { value: 50.0, sigma: -2.0 });
+        }
+        let e = load_anchor(&anchor_file(dir.path(), &bad)).unwrap_err().to_string();
+        assert!(e.contains("wordpress tgt SR") && e.contains("sigma"), "{e}");
+    }
+
+    #[test]
+    fn sigma_zero_anchor_from_the_same_records_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        // Success fractions such as 1/6, 1/3, 5/14, 3/10, ... whose percentages are not exact in binary.
+        let ok = |site: Site, f: u32, c: Condition| (f as usize + c.index() + site.index()) % 3 == 0;
+        let a = analysis_of(&subset_records(Site::ALL, ok), Site::ALL);
+        let mut anchor = compute_anchor(&a, Site::ALL, "reference", "m", 10, BTreeMap::new()).unwrap();
+        for cell in anchor.cells.values_mut().flat_map(|m| m.values_mut()) {
+            for v in [&mut cell.sr, &mut cell.as_, &mut cell.asc].into_iter().flatten() {
+                v.sigma = 0.0;
+            }
+        }
+        let anchor = load_anchor(&anchor_file(dir.path(), &anchor)).unwrap();
+        let graded = grade(&a, &anchor, 3.0, Site::ALL).unwrap();
+        let flagged: Vec<String> = graded.iter().filter(|g| g.flagged).map(format_line).collect();
+        assert!(flagged.is_empty(), "the same records, sigma 0: {flagged:#?}");
+    }
+
+    #[test]
+    fn anchor_values_survive_the_file_exactly() {
+        // Every SR and mean a cell of up to 400 records can have, written and read back bit for bit.
+        let values: Vec<f64> = (1..=400u32)
+            .flat_map(|n| (0..=n).map(move |s| 100.0 * f64::from(s) / f64::from(n)))
+            .chain((1..=400u32).flat_map(|n| (0..=4 * n).map(move |s| f64::from(s) / f64::from(n))))
+            .collect();
+        let text = serde_json::to_string(&values).unwrap();
+        let back: Vec<f64> = serde_json::from_str(&text).unwrap();
+        let differ = values.iter().zip(&back).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(differ, 0, "{differ} of {} values changed on the way through JSON", values.len());
+    }
+
+    #[test]
+    fn records_of_one_family_are_not_graded() {
+        let sites = [Site::Wordpress];
+        let one: String = subset_records(&sites, |_, _, _| true)
+            .lines()
+            .filter(|l| l.contains(".v1.0\"") || l.contains(".v2.0\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        // Neither graded nor made into an anchor: both start from the subset's analysis.
+        let e = subset_of(&one, &sites).unwrap_err().to_string();
+        assert!(e.starts_with("records missing for cell wordpress src: "), "{e}");
+        assert!(e.contains("families 13, 26, 39, 52, 65 (5 of the subset's 6 families unmeasured)"), "{e}");
+        // One error-only unit leaves its family unmeasured too.
+        let mut text = subset_records(&sites, |_, _, _| true);
+        text = text.replacen(
+            "\"success\": true, \"steps\": 1,",
+            "\"success\": null, \"steps\": null, \"outcome\": \"error\",",
+            1,
+        );
+        let e = subset_of(&text, &sites).unwrap_err().to_string();
+        assert!(e.contains("cell wordpress src: no evaluable record of calibration family 0 (1 of"), "{e}");
+        // A set without the site is refused, not graded as empty.
+        let mut set = CalibrationSet::from_rule();
+        set.sites.remove(&Site::Wordpress);
+        let rs = crate::records::read(one.as_bytes(), Path::new("run.jsonl")).unwrap();
+        let e = analyse_subset(rs.select(None).unwrap(), &set, &sites).unwrap_err().to_string();
+        assert_eq!(e, "the calibration subset has no families for wordpress");
     }
 
     #[test]

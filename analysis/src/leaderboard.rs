@@ -58,6 +58,17 @@ fn fmt(v: &Value) -> String {
     }
 }
 
+/// The sum of counts, checked: `None` when one is not a non-negative integer,
+/// `Some(None)` when the sum overflows (it must never wrap into agreement).
+fn count_sum(values: impl IntoIterator<Item = Option<u64>>) -> Option<Option<u64>> {
+    let mut total = Some(0u64);
+    for v in values {
+        let v = v?;
+        total = total.and_then(|t| t.checked_add(v));
+    }
+    Some(total)
+}
+
 /// Every refusal of one entry; empty when it is admitted.
 pub fn validate(entry: &Value) -> Vec<Refusal> {
     let mut out = Vec::new();
@@ -169,16 +180,24 @@ pub fn validate(entry: &Value) -> Vec<Refusal> {
         None if source == "run" => refuse("n.skill_calls", "a run entry must carry n.skill_calls".to_string()),
         None => {}
         Some(c) => {
-            let sum = |part: &str, keys: &[&str]| -> Option<u64> {
-                keys.iter().map(|k| c.get(part).and_then(|p| p.get(*k)).and_then(Value::as_u64)).sum()
+            let sum = |part: &str, keys: &[&str]| {
+                count_sum(keys.iter().map(|k| c.get(part).and_then(|p| p.get(*k)).and_then(Value::as_u64)))
             };
             let (w, k, o) =
                 (sum("websites", &SITES), sum("conditions", &CONDITIONS), c.get("overall").and_then(Value::as_u64));
             match (w, k, o) {
-                (Some(w), Some(k), Some(o)) if w == o && k == o => {}
-                (Some(w), Some(k), Some(o)) => refuse(
+                (Some(Some(w)), Some(Some(k)), Some(o)) if w == o && k == o => {}
+                (Some(Some(w)), Some(Some(k)), Some(o)) => refuse(
                     "n.skill_calls",
                     format!("sum(websites) = {w}, sum(conditions) = {k}, overall = {o}: all three must be equal"),
+                ),
+                // Reached only when one of the sums overflowed.
+                (Some(w), Some(_), Some(_)) => refuse(
+                    "n.skill_calls",
+                    format!(
+                        "sum({}) overflows a 64-bit count: these are not invocation counts",
+                        if w.is_none() { "websites" } else { "conditions" }
+                    ),
                 ),
                 _ => refuse(
                     "n.skill_calls",
@@ -337,6 +356,18 @@ mod tests {
         let mut v = awm();
         v["source"] = json!("run");
         assert_eq!(rules(&v), ["n.skill_calls"]);
+    }
+
+    #[test]
+    fn skill_call_sums_that_overflow_are_refused() {
+        let mut v = awm();
+        // u64::MAX + 1 wraps to 0, which would equal the conditions' sum and the overall.
+        v["n"]["skill_calls"] = json!({
+            "websites": {"gitlab": u64::MAX, "magento": 1, "wordpress": 0},
+            "conditions": {"src": 0, "src-perc": 0, "src-exec": 0, "tgt": 0, "tgt-perc": 0, "tgt-exec": 0},
+            "overall": 0});
+        let r = validate(&v);
+        assert!(r.iter().any(|r| r.rule == "n.skill_calls" && r.detail.contains("overflow")), "{r:?}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The unit outcome rule and the evaluable set (formats §4.1-4.2).
+//! The unit outcome rule and the evaluable set (docs/formats.md#numbers).
 //!
 //! A unit is (treatment, family, condition, rep). Its outcome is its
 //! non-`error` record with the lowest `attempt`; a unit whose attempts are all
@@ -45,21 +45,19 @@ impl Unit {
     }
 }
 
-/// The row's position in (site, family, condition, rep, attempt) order, packed.
-fn sort_key(r: &Row) -> u128 {
-    (r.site.index() as u128) << 104
-        | u128::from(r.task_id) << 72
-        | (r.condition.index() as u128) << 64
-        | u128::from(r.rep) << 32
-        | u128::from(r.attempt)
+/// A row's position in (site, family, condition, rep, attempt) order: a tuple, each part compared on its own.
+type SortKey = (Site, u32, Condition, u32, u32);
+
+fn sort_key(r: &Row) -> SortKey {
+    (r.site, r.task_id, r.condition, r.rep, r.attempt)
 }
 
 /// Group rows into units, sorted by (site, family, condition, rep).
 pub fn units(rows: &[Row]) -> Vec<Unit> {
     // Sort small (key, index) pairs rather than whole rows.
-    let mut order: Vec<(u128, u32)> = rows.iter().enumerate().map(|(i, r)| (sort_key(r), i as u32)).collect();
+    let mut order: Vec<(SortKey, usize)> = rows.iter().enumerate().map(|(i, r)| (sort_key(r), i)).collect();
     order.sort_unstable();
-    let sorted = order.iter().map(|&(_, i)| &rows[i as usize]);
+    let sorted = order.iter().map(|&(_, i)| &rows[i]);
     let mut out: Vec<Unit> = Vec::new();
     for r in sorted {
         let same = out
@@ -121,6 +119,30 @@ mod tests {
         assert!(!u[0].first_attempt_success);
         let m = u[0].measured.unwrap();
         assert_eq!((m.outcome, m.steps), (Outcome::Failure, 9));
+    }
+
+    #[test]
+    fn units_sort_by_site_family_condition_rep_whatever_the_values() {
+        let mut big = row(u32::MAX, 0, Outcome::Success, 1);
+        big.condition = Condition::Src;
+        let mut perc = row(0, 0, Outcome::Failure, 1);
+        perc.condition = Condition::TgtExec;
+        let mut late = row(0, u32::MAX, Outcome::Success, 1);
+        late.rep = u32::MAX;
+        let mut magento = row(0, 0, Outcome::Success, 1);
+        magento.site = Site::Magento;
+        let u = units(&[magento, big, late, perc, row(0, 0, Outcome::Success, 1)]);
+        let order: Vec<_> = u.iter().map(|u| (u.site, u.task_id, u.condition, u.rep)).collect();
+        assert_eq!(
+            order,
+            [
+                (Site::Gitlab, 0, Condition::Src, 0),
+                (Site::Gitlab, 0, Condition::Src, u32::MAX),
+                (Site::Gitlab, 0, Condition::TgtExec, 0),
+                (Site::Gitlab, u32::MAX, Condition::Src, 0),
+                (Site::Magento, 0, Condition::Src, 0),
+            ]
+        );
     }
 
     #[test]

@@ -1,6 +1,9 @@
-//! Streaming parse and validation of a whole `per_task.jsonl` (formats §3).
+//! Streaming parse and validation of a whole `per_task.jsonl`
+//! (docs/formats.md#record-validation).
 //!
-//! A file is read line by line; each line is deserialised into a borrowed,
+//! A file is read line by line, each line at most [`MAX_LINE_BYTES`] long (a
+//! longer one, or a file without line breaks, is refused once the bound is
+//! passed, before more is read); each line is deserialised into a borrowed,
 //! typed view (no `serde_json::Value` per record) and reduced to a compact
 //! [`Row`] holding only the numbers the analysis needs. The first line that
 //! breaks a rule stops the read with a [`RecordsError`] naming the file and
@@ -9,11 +12,12 @@
 //!
 //! Rules checked: valid JSON object; required fields present (missing is not
 //! null) and typed; known site, condition and outcome; `site` agrees with the
-//! uid; the uid's version is the condition's version; `steps >= 0`;
+//! uid; the uid's task id exists (below the site's task count); the uid's
+//! version is the condition's version; `steps >= 0`;
 //! `skill_failures <= skill_calls`; `success` agrees with `outcome`; among a
 //! treatment's non-`error` records `skill_calls` is always an integer or
 //! always `null`; no two lines share (`treatment`, `uid`, `condition`, `rep`,
-//! `attempt`).
+//! `attempt`). Values echoed in errors are clipped ([`skillshift_common::text`]).
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
@@ -24,8 +28,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
+use skillshift_common::bounded::{self, Line as ReadLine};
 use skillshift_common::ids::{Condition, Site, Uid};
 use skillshift_common::record::{Outcome, DEFAULT_TREATMENT};
+use skillshift_common::text::{clip, json_error, short};
+
+/// The longest record line read, its line break not counted: 1 MiB.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Why a records file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -96,20 +105,26 @@ impl RecordSet {
         self.treatments.iter().map(|t| t.name.as_str()).collect()
     }
 
+    /// The treatment names for a message, each and the list clipped.
+    fn name_list(&self) -> String {
+        let names: Vec<_> = self.treatments.iter().map(|t| short(&t.name)).collect();
+        clip(&names.join(", "), 4 * skillshift_common::text::CLIP_CHARS).into_owned()
+    }
+
     /// The treatment to analyse: the named one, or the only one. Several
     /// treatments without a name is an error listing them.
     pub fn select(&self, name: Option<&str>) -> Result<&TreatmentRecords, RecordsError> {
         let file_err = |message: String| RecordsError::File { path: self.path.clone(), message };
         match name {
             Some(n) => self.treatments.iter().find(|t| t.name == n).ok_or_else(|| {
-                file_err(format!("no records of treatment '{n}' (treatments: {})", self.names().join(", ")))
+                file_err(format!("no records of treatment '{}' (treatments: {})", short(n), self.name_list()))
             }),
             None => match self.treatments.as_slice() {
                 [] => Err(file_err("holds no records".to_string())),
                 [one] => Ok(one),
                 _ => Err(file_err(format!(
                     "holds several treatments ({}); choose one with --treatment",
-                    self.names().join(", ")
+                    self.name_list()
                 ))),
             },
         }
@@ -218,14 +233,22 @@ pub fn read(mut reader: impl BufRead, path: &Path) -> Result<RecordSet, RecordsE
     let mut buf = Vec::with_capacity(1024);
     let mut line_no = 0u64;
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
+        let got = bounded::read_line(&mut reader, &mut buf, MAX_LINE_BYTES)
             .map_err(|source| RecordsError::Open { path: path.to_path_buf(), source })?;
-        if n == 0 {
-            break;
-        }
         line_no += 1;
+        match got {
+            ReadLine::End => break,
+            ReadLine::TooLong => {
+                return Err(reader_state.err(
+                    line_no,
+                    format!(
+                        "line is longer than {}, the bound on one record line (is this a per_task.jsonl file?)",
+                        bounded::bytes(MAX_LINE_BYTES as u64)
+                    ),
+                ))
+            }
+            ReadLine::Read => {}
+        }
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -239,8 +262,21 @@ pub fn read(mut reader: impl BufRead, path: &Path) -> Result<RecordSet, RecordsE
 /// A checked line: its row, its treatment and its config digest.
 type Checked<'a> = (Row, Cow<'a, str>, Option<Cow<'a, str>>);
 
-/// A fast hasher for the packed record keys (trusted, fixed-width integers):
-/// a multiply-xorshift mix of each 64-bit half.
+/// The record key (docs/formats.md#record-validation), with the treatment as
+/// its index in the file. Each part is a field of its own: no part can spill
+/// into another, whatever its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct RecordKey {
+    treatment: usize,
+    site: Site,
+    condition: Condition,
+    task_id: u32,
+    rep: u32,
+    attempt: u32,
+}
+
+/// A fast hasher for [`RecordKey`] (trusted, fixed-width integers): a
+/// multiply-xorshift mix of each integer written.
 #[derive(Default)]
 struct KeyHasher(u64);
 
@@ -257,9 +293,15 @@ impl Hasher for KeyHasher {
         let x = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         self.0 = x ^ (x >> 29);
     }
-    fn write_u128(&mut self, v: u128) {
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_usize(&mut self, v: usize) {
         self.write_u64(v as u64);
-        self.write_u64((v >> 64) as u64);
+    }
+    fn write_isize(&mut self, v: isize) {
+        // An enum's discriminant.
+        self.write_u64(v as u64);
     }
 }
 
@@ -269,8 +311,8 @@ struct Reader<'p> {
     treatments: Vec<TreatmentRecords>,
     /// Per treatment: first line of a non-error record with integer / null `skill_calls`.
     kind_lines: Vec<(Option<u64>, Option<u64>)>,
-    /// Duplicate-key detection: packed key -> line.
-    seen: HashMap<u128, u64, BuildHasherDefault<KeyHasher>>,
+    /// Duplicate-key detection: key -> line.
+    seen: HashMap<RecordKey, u64, BuildHasherDefault<KeyHasher>>,
 }
 
 impl<'p> Reader<'p> {
@@ -305,26 +347,30 @@ impl<'p> Reader<'p> {
                 return Err(self.err(
                     line_no,
                     format!(
-                        "skill_calls is {this} but line {other} of treatment '{treatment}' has {that}: \
-                         a treatment's non-error records must not mix integer and null skill_calls"
+                        "skill_calls is {this} but line {other} of treatment '{}' has {that}: \
+                         a treatment's non-error records must not mix integer and null skill_calls",
+                        short(&treatment)
                     ),
                 ));
             }
             mine.get_or_insert(line_no);
             self.treatments[t].skill_calls_known = Some(known);
         }
-        let key = (t as u128) << 96
-            | (row.site.index() as u128) << 92
-            | (row.condition.index() as u128) << 88
-            | (row.task_id as u128) << 64
-            | (row.rep as u128) << 32
-            | row.attempt as u128;
+        let key = RecordKey {
+            treatment: t,
+            site: row.site,
+            condition: row.condition,
+            task_id: row.task_id,
+            rep: row.rep,
+            attempt: row.attempt,
+        };
         if let Some(first) = self.seen.insert(key, line_no) {
             return Err(self.err(
                 line_no,
                 format!(
-                    "duplicate record: line {first} has the same (treatment '{treatment}', uid {}, condition {}, \
+                    "duplicate record: line {first} has the same (treatment '{}', uid {}, condition {}, \
                      rep {}, attempt {})",
+                    short(&treatment),
                     Uid::new(row.site, row.condition.version(), row.task_id),
                     row.condition,
                     row.rep,
@@ -360,6 +406,16 @@ impl<'p> Reader<'p> {
         if uid.site != site {
             return Err(self.err(n, format!("site '{site}' does not match uid {uid}")));
         }
+        if uid.task_id as usize >= site.n_tasks() {
+            return Err(self.err(
+                n,
+                format!(
+                    "uid {uid} names no task: {site} has {} tasks, ids 0 to {}",
+                    site.n_tasks(),
+                    site.n_tasks() - 1
+                ),
+            ));
+        }
         if uid.version != condition.version() {
             return Err(self.err(
                 n,
@@ -381,9 +437,10 @@ impl<'p> Reader<'p> {
             Some("timeout") => Outcome::Timeout,
             Some("error") => Outcome::Error,
             Some(other) => {
-                return Err(
-                    self.err(n, format!("unknown outcome '{other}' (expected success, failure, timeout or error)"))
-                )
+                return Err(self.err(
+                    n,
+                    format!("unknown outcome '{}' (expected success, failure, timeout or error)", short(other)),
+                ))
             }
         };
         if outcome != Outcome::Error {
@@ -448,7 +505,7 @@ impl<'p> Reader<'p> {
 fn diagnose(bytes: &[u8], typed_err: &serde_json::Error) -> String {
     let value: serde_json::Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
-        Err(e) => return format!("not valid JSON: {e}"),
+        Err(e) => return format!("not valid JSON: {}", json_error(&e)),
     };
     let Some(obj) = value.as_object() else {
         return format!("expected a JSON object, found {}", type_name(&value));
@@ -472,10 +529,10 @@ fn diagnose(bytes: &[u8], typed_err: &serde_json::Error) -> String {
                 Kind::Bool => "true, false or null",
                 Kind::Int => "an integer",
             };
-            return format!("field '{field}' must be {expected}, found {}", short(v));
+            return format!("field '{field}' must be {expected}, found {}", short(&v.to_string()));
         }
     }
-    format!("invalid record: {typed_err}")
+    format!("invalid record: {}", json_error(typed_err))
 }
 
 fn type_name(v: &serde_json::Value) -> &'static str {
@@ -486,16 +543,6 @@ fn type_name(v: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
-    }
-}
-
-/// A value for an error message, cut short.
-fn short(v: &serde_json::Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 40 {
-        format!("{}...", s.chars().take(40).collect::<String>())
-    } else {
-        s
     }
 }
 
@@ -590,6 +637,78 @@ mod tests {
         let r1 = OK.replace("}", ", \"rep\": 1}");
         assert_eq!(parse(&format!("{OK}\n{a1}\n{r1}\n")).unwrap().len(), 3);
         assert!(err(&format!("{OK}\n{a1}\n{a1}\n")).contains(":3: duplicate record: line 2"));
+    }
+
+    #[test]
+    fn a_task_id_beyond_the_sites_tasks_is_refused() {
+        for (site, n) in [("gitlab", 162), ("magento", 114), ("wordpress", 79)] {
+            let last = OK.replace("gitlab", site).replace("v2.9", &format!("v2.{}", n - 1));
+            let beyond = OK.replace("gitlab", site).replace("v2.9", &format!("v2.{n}"));
+            let e = err(&format!("{last}\n{beyond}\n"));
+            assert!(e.starts_with("per_task.jsonl:2: ") && e.contains(&format!("{site} has {n} tasks")), "{e}");
+        }
+    }
+
+    #[test]
+    fn large_task_ids_do_not_collide_with_site_or_condition() {
+        // 2^24 sets the bit a packed key gave to the condition: it must not read as a duplicate of task 0.
+        let big = OK.replace("v2.9", "v2.16777216").replace("tgt-exec", "tgt");
+        let zero = OK.replace("v2.9", "v2.0").replace("tgt-exec", "tgt-perc");
+        let e = err(&format!("{big}\n{zero}\n"));
+        assert!(!e.contains("duplicate"), "{e}");
+        assert!(e.starts_with("per_task.jsonl:1: "), "{e}");
+    }
+
+    /// Counts the bytes a reader hands out.
+    struct Counting<R> {
+        inner: R,
+        read: u64,
+    }
+
+    impl<R: std::io::Read> std::io::Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.read += n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_line_without_end_is_refused_at_the_bound() {
+        use std::io::Read;
+        let mut src = Counting { inner: std::io::repeat(0).take(8 << 20), read: 0 };
+        let e = read(BufReader::new(&mut src), Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/zero:1: ") && e.contains("longer than 1048576 bytes"), "{e}");
+        assert!(src.read < 2 << 20, "read {} bytes of an endless line", src.read);
+        // A line just at the bound is read.
+        let pad = " ".repeat((1 << 20) - OK.len());
+        assert_eq!(parse(&format!("{OK}{pad}\n")).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn errors_do_not_echo_a_megabyte_of_input() {
+        // Nearly a megabyte: the longest value a record line (1 MiB) can hold.
+        let big = "x".repeat(1_000_000);
+        let cases = [
+            OK.replace("\"skill_failures\": 1}", &format!("\"skill_failures\": 1, \"outcome\": \"{big}\"}}")),
+            OK.replace("skillshift.gitlab.v2.9", &big),
+            OK.replace("tgt-exec", &big),
+            OK.replace("\"gitlab\"", &format!("\"{big}\"")),
+            OK.replace("\"steps\": 10", &format!("\"steps\": \"{big}\"")),
+        ];
+        for line in cases {
+            let e = err(&line);
+            assert!(e.len() < 400, "{} bytes: {}...", e.len(), &e[..200]);
+            assert!(e.contains("bytes cut"), "{}...", &e[..e.len().min(300)]);
+        }
+        let e = err(&OK.replace("\"steps\": 10", &format!("\"steps\": 1{}", "0".repeat(1 << 19))));
+        assert!(e.len() < 400, "{} bytes", e.len());
+        let mixed = OK.replace("}", &format!(", \"treatment\": \"{big}\"}}"));
+        let null = mixed
+            .replace("v2.9", "v2.3")
+            .replace("\"skill_calls\": 1, \"skill_failures\": 1", "\"skill_calls\": null, \"skill_failures\": null");
+        let e = err(&format!("{mixed}\n{null}\n"));
+        assert!(e.len() < 400, "{} bytes", e.len());
     }
 
     #[test]

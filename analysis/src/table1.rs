@@ -40,12 +40,13 @@ impl Row {
 pub enum Table1Error {
     #[error("cannot read {0}: {1}")]
     Read(String, std::io::Error),
-    #[error("{0}: {1}")]
+    #[error("{0}: {why}", why = skillshift_common::text::json_error(.1))]
     Parse(String, serde_json::Error),
 }
 
 pub fn load(path: &Path) -> Result<Vec<Row>, Table1Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Table1Error::Read(path.display().to_string(), e))?;
+    let text = skillshift_common::bounded::read_to_string(path, skillshift_common::bounded::MAX_FILE_BYTES)
+        .map_err(|e| Table1Error::Read(path.display().to_string(), e))?;
     serde_json::from_str(&text).map_err(|e| Table1Error::Parse(path.display().to_string(), e))
 }
 

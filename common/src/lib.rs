@@ -10,10 +10,13 @@
 //! * [`attempt`]: the attempt spec, what a worker is asked to run.
 //! * [`skills`]: skill libraries and accessibility-locator steps (docs/formats.md#skills).
 //! * [`html`]: the one HTML escaper.
+//! * [`text`]: input echoed in error messages, clipped to one short line.
+//! * [`bounded`]: reading whole files and lines with a stated bound on their size.
 //!
 //! Reading whole record files and turning them into numbers is the `skillshift-analysis` crate.
 
 pub mod attempt;
+pub mod bounded;
 pub mod error_reason;
 pub mod evaluate;
 pub mod html;
@@ -21,6 +24,7 @@ pub mod ids;
 pub mod record;
 pub mod skills;
 pub mod task;
+pub mod text;
 
 pub use attempt::AttemptSpec;
 pub use error_reason::ErrorReason;

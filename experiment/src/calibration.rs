@@ -113,7 +113,7 @@ pub fn grade_records(
 ) -> anyhow::Result<Graded> {
     let rs = read_file(records)?;
     let t = rs.select(treatment)?;
-    let a = analyse_subset(t, set, sites);
+    let a = analyse_subset(t, set, sites)?;
     let graded = grade(&a, anchor, threshold, sites)?;
     let mut out = format!(
         "calibrate: {} (treatment {}, {} records of calibration families) against {} (threshold {threshold:.1} sigma, \
@@ -191,13 +191,14 @@ pub struct AnchorInput<'a> {
 pub fn anchor_from(input: &AnchorInput) -> anyhow::Result<(Anchor, usize, String)> {
     let rs = read_file(input.records)?;
     let t = rs.select(input.treatment)?;
-    let analysis = analyse_subset(t, input.set, input.sites);
-    let images: BTreeMap<String, String> = match std::fs::read_to_string(input.digests) {
-        Ok(text) => serde_json::from_str(&text)
-            .with_context(|| format!("{}: not an image digest map", input.digests.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", input.digests.display())),
-    };
+    let analysis = analyse_subset(t, input.set, input.sites)?;
+    let images: BTreeMap<String, String> =
+        match skillshift_common::bounded::read_to_string(input.digests, skillshift_common::bounded::MAX_FILE_BYTES) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("{}: not an image digest map", input.digests.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", input.digests.display())),
+        };
     let anchor = compute_anchor(&analysis, input.sites, input.agent, input.model, input.max_steps, images)?;
     Ok((anchor, analysis.records, t.name.clone()))
 }

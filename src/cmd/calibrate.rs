@@ -5,15 +5,16 @@
 //! `skillshift_experiment::calibration`'s.
 //!
 //! Exit codes: 0 every gated value within tolerance, 1 at least one beyond,
-//! 2 the check could not be made (subset missing, anchor unpublished, step
-//! budget differs from the anchor's, records missing for a cell). A budget
-//! mismatch exits 2 before anything else.
+//! 2 the check could not be made (a `--threshold` that is not a finite number
+//! of sigmas >= 0, subset missing, anchor unpublished or invalid, step budget
+//! differs from the anchor's, a family of the subset unmeasured in a cell). A
+//! bad threshold or a budget mismatch exits 2 before anything else.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use skillshift_analysis::calibration::{load_anchor, load_set, CalibrationError};
+use skillshift_analysis::calibration::{check_threshold, load_anchor, load_set, CalibrationError};
 use skillshift_common::ids::{Condition, Site};
 use skillshift_experiment::calibration::{self, AnchorInput, CalibrationRun};
 
@@ -34,7 +35,7 @@ pub struct Args {
     /// The anchor to grade against.
     #[arg(long, default_value = DEFAULT_REFERENCE)]
     pub reference: PathBuf,
-    /// Override the anchor's own sigma threshold.
+    /// Override the anchor's own sigma threshold (a finite number >= 0).
     #[arg(long)]
     pub threshold: Option<f64>,
     /// The anchor agent.
@@ -112,6 +113,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(Sub::Anchor(a)) = args.command {
         return anchor(a);
     }
+    // Flags first: a threshold that cannot gate (NaN, infinity, negative) is refused before anything is read.
+    let threshold = args.threshold.map(check_threshold).transpose()?;
     let sites = sites(args.site);
     // The step budget is checked before anything else, dry run included.
     if args.dry_run {
@@ -144,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             calibration::run_sweep(&run, &anchor, max_steps)?
         }
     };
-    let threshold = args.threshold.unwrap_or(anchor.threshold_sigma);
+    let threshold = threshold.unwrap_or(anchor.threshold_sigma);
     let graded = calibration::grade_records(
         &records,
         args.treatment.as_deref(),

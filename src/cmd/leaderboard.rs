@@ -31,7 +31,8 @@ pub enum Command {
 
 /// The entries of one file: a summary object or an array of them.
 fn read_entries(path: &Path) -> anyhow::Result<Vec<Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = skillshift_common::bounded::read_to_string(path, skillshift_common::bounded::MAX_FILE_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let v: Value = serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
     Ok(match v {
         Value::Array(items) => items,
