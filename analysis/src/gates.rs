@@ -475,6 +475,139 @@ mod tests {
         assert!(parse_err(&one(two)).contains("gate 2 ('t'): another gate has the same name"));
     }
 
+    /// One gitlab `src` record; `cost` is written only when given.
+    fn rec(task: u32, attempt: u32, outcome: &str, ms: u64, cost: Option<f64>) -> String {
+        let success = match outcome {
+            "success" => "true",
+            "error" => "null",
+            _ => "false",
+        };
+        let steps = if outcome == "error" { "null" } else { "3" };
+        let cost = cost.map_or(String::new(), |c| format!(r#", "cost_usd": {c}"#));
+        format!(
+            r#"{{"uid": "skillshift.gitlab.v1.{task}", "site": "gitlab", "condition": "src", "success": {success}, "steps": {steps}, "skill_calls": null, "skill_failures": null, "outcome": "{outcome}", "attempt": {attempt}, "duration_ms": {ms}{cost}}}"#
+        )
+    }
+
+    fn summary_of(lines: &[String]) -> (Summary, Populations) {
+        let set = crate::records::read(lines.join("\n").as_bytes(), Path::new("per_task.jsonl")).unwrap();
+        let a = crate::cells::analyse(set.select(None).unwrap());
+        (crate::summary::summarise(&a, true).unwrap().summary, a.usage)
+    }
+
+    fn verdicts(gates: &str, lines: &[String]) -> Gates {
+        let (s, u) = summary_of(lines);
+        evaluate(&parse(&one(gates), Path::new("g.json")).unwrap(), &s, &u)
+    }
+
+    /// Ten families: 8 successes, a failure, and an error retried into a timeout; every evaluable attempt
+    /// costs 0.01 and the error records no cost.
+    fn ten() -> Vec<String> {
+        let mut v: Vec<String> = (0..8).map(|t| rec(t, 0, "success", 100 + u64::from(t), Some(0.01))).collect();
+        v.push(rec(8, 0, "failure", 200, Some(0.01)));
+        v.push(rec(9, 0, "error", 900, None));
+        v.push(rec(9, 1, "timeout", 300, Some(0.01)));
+        v
+    }
+
+    #[test]
+    fn each_gate_rule_pass_fail_and_inconclusive() {
+        let g = verdicts(
+            r#"{"name": "clear", "metric": "ledger.rates.attempt_success", "min": 0.3},
+               {"name": "straddles", "metric": "ledger.rates.attempt_success", "min": 0.5},
+               {"name": "short", "metric": "ledger.rates.attempt_success", "min": 0.95},
+               {"name": "timeouts", "metric": "ledger.rates.timeout", "max": 0.5},
+               {"name": "over budget", "metric": "cost.total_usd", "max": 0.05},
+               {"name": "within budget?", "metric": "cost.total_usd", "max": 1},
+               {"name": "p90", "metric": "ledger.latency_ms.all.p90", "max": 10},
+               {"name": "asc", "metric": "metrics.ASC.overall", "max": 2}"#,
+            &ten(),
+        );
+        let r = g.results.as_ref().unwrap();
+        let v: Vec<(&str, Verdict)> = r.iter().map(|x| (x.name.as_str(), x.verdict)).collect();
+        use Verdict::*;
+        assert_eq!(
+            v,
+            [
+                ("clear", Pass),
+                ("straddles", Inconclusive),
+                ("short", Fail),
+                ("timeouts", Pass),
+                ("over budget", Fail),
+                ("within budget?", Inconclusive),
+                ("p90", Fail),
+                ("asc", Inconclusive),
+            ]
+        );
+        // 8 of 10 evaluable attempts: Wilson [0.490162, 0.943318] (p = 0.8, n = 10: centre (0.8 + 0.192073) / 1.384146
+        // = 0.716740, half-width 1.959964 / 1.384146 * sqrt(0.016 + 0.009604) = 0.226578).
+        let [lo, hi] = r[0].interval.unwrap();
+        assert!((lo - 0.490162).abs() < 1e-6 && (hi - 0.943318).abs() < 1e-6, "{lo} {hi}");
+        assert_eq!(r[0].observed, Some(0.8));
+        assert!(
+            r[1].reason.contains("(8/10); the 95% interval [0.4902, 0.9433] contains the threshold (min 0.5)"),
+            "{}",
+            r[1].reason
+        );
+        assert!(r[2].reason.contains("breaks min 0.95"), "{}", r[2].reason);
+        // 1 timeout of 10 evaluable attempts: Wilson [0.017876, 0.404150] lies below 0.5.
+        assert!((r[3].interval.unwrap()[1] - 0.404150).abs() < 1e-6);
+        assert!(
+            r[4].reason.contains("is a lower bound (1 of 11 attempts carry no cost_usd), above max 0.05"),
+            "{}",
+            r[4].reason
+        );
+        assert!(r[5].reason.contains("it cannot show max 1 holds"), "{}", r[5].reason);
+        assert!(r[7].reason.contains("skill_calls: null"), "the summary's own reason: {}", r[7].reason);
+        assert_eq!((r[4].max, r[4].min, r[4].interval), (Some(0.05), None, None));
+        assert_eq!((g.readiness.as_str(), g.exit_code()), ("fail", 1));
+
+        // No failing gate but an inconclusive one: readiness inconclusive, exit 2.
+        let g = verdicts(
+            r#"{"name": "clear", "metric": "ledger.rates.attempt_success", "min": 0.3},
+               {"name": "straddles", "metric": "ledger.rates.attempt_success", "min": 0.5}"#,
+            &ten(),
+        );
+        assert_eq!((g.readiness.as_str(), g.exit_code()), ("inconclusive", 2));
+        // Every gate passes: exit 0; a complete cost total decides a budget.
+        let complete: Vec<String> = ten().into_iter().filter(|l| !l.contains("\"error\"")).collect();
+        let g = verdicts(
+            r#"{"name": "clear", "metric": "ledger.rates.attempt_success", "min": 0.3},
+               {"name": "budget", "metric": "cost.total_usd", "max": 1}"#,
+            &complete,
+        );
+        assert_eq!((g.readiness.as_str(), g.exit_code()), ("pass", 0), "{g:?}");
+    }
+
+    #[test]
+    fn a_zero_denominator_is_inconclusive_and_no_gates_is_not_determined() {
+        let errors = vec![rec(0, 0, "error", 5, None), rec(0, 1, "error", 5, None)];
+        let g = verdicts(
+            r#"{"name": "success", "metric": "ledger.rates.attempt_success", "min": 0.1},
+               {"name": "spend", "metric": "cost.total_usd", "max": 1}"#,
+            &errors,
+        );
+        let r = g.results.as_ref().unwrap();
+        assert_eq!((r[0].observed, r[0].verdict, r[0].interval), (None, Verdict::Inconclusive, None));
+        assert_eq!(r[0].reason, "the value is null: the denominator of attempt_success is 0");
+        assert_eq!(r[1].reason, "the value is null: no record carries cost_usd");
+        assert_eq!((g.readiness.as_str(), g.exit_code()), ("inconclusive", 2));
+        let (s, _) = summary_of(&errors);
+        let nd = s.gates.unwrap();
+        assert_eq!((nd.readiness.as_str(), nd.exit_code()), (NOT_DETERMINED, 0));
+        let metrics: Vec<&str> = nd.missing.iter().flatten().map(|m| m.metric.as_str()).collect();
+        assert_eq!(
+            metrics,
+            [
+                "ledger.rates.attempt_success",
+                "ledger.rates.timeout",
+                "ledger.rates.invalid_attempt",
+                "ledger.latency_ms.all.p90",
+                "cost.total_usd"
+            ]
+        );
+    }
+
     #[test]
     fn resolve_treats_null_parents_as_null() {
         let v = serde_json::json!({"metrics": {"ASC": null, "SR": {"overall": 3.5}}});
