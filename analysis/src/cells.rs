@@ -14,6 +14,7 @@ use crate::outcome::{units, Unit};
 use crate::records::TreatmentRecords;
 use crate::reliability::{reliability, Reliability};
 use crate::summary::{PerCondition, PerSite, TenNumbers};
+use crate::usage::{populations, Populations};
 use skillshift_common::ids::{Condition, Site};
 
 /// A value per (site, condition), indexed in table order.
@@ -119,6 +120,10 @@ pub struct Analysis {
     pub config_digests: BTreeSet<String>,
     pub ledger: Ledger,
     pub reliability: Reliability,
+    /// LLM calls, tokens and cost by population.
+    pub usage: Populations,
+    /// Some record says a `--simulate` worker made it up.
+    pub simulated: bool,
 }
 
 /// Analyse one treatment.
@@ -136,6 +141,8 @@ pub fn analyse(t: &TreatmentRecords) -> Analysis {
         config_digests: t.config_digests.clone(),
         ledger: ledger(&t.rows, &units),
         reliability: reliability(&units, reps.len() as u32),
+        usage: populations(&t.rows, units.len() as u64),
+        simulated: t.rows.iter().any(|r| r.simulated),
         units,
     }
 }

@@ -1,9 +1,13 @@
-//! Leaderboard admission and rendering (formats §6).
+//! Leaderboard admission and rendering (docs/formats.md#leaderboard).
 //!
 //! An entry is a summary (`skillshift.summary/1`), computed from a run or
 //! transcribed from a paper. [`validate`] checks it as untyped JSON so that
 //! every refusal can name its rule and the offending value, and a malformed
-//! entry is refused rather than failing to parse. [`render`] writes one
+//! entry is refused rather than failing to parse. An entry names its method,
+//! is never built from simulated records, and holds no key outside the
+//! summary's schema ([`crate::schema`]): per-task records, trajectories and
+//! other per-task judgements stay on the machine that ran them
+//! (docs/results-policy.md). [`render`] writes one
 //! static page of admitted entries, sorted by SR and sortable by SR, AS and
 //! ASC (never SFR).
 
@@ -11,6 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::report::html::{escape, STYLE};
 use crate::report::{FLAG, LOW_INVOCATIONS};
+use crate::schema::{self, Violation};
 use crate::summary::SCHEMA;
 
 /// Tolerance of the identity mean(3 websites) == mean(6 conditions) == overall.
@@ -83,6 +88,34 @@ pub fn validate(entry: &Value) -> Vec<Refusal> {
             "schema",
             format!("schema is {}, expected \"{SCHEMA}\"", other.map_or("missing".into(), |s| format!("\"{s}\""))),
         ),
+    }
+    match e.get("method") {
+        Some(Value::String(m)) if !m.trim().is_empty() => {}
+        other => {
+            refuse("method", format!("method is {}, expected the method's name", other.map_or("missing".into(), fmt)))
+        }
+    }
+    match e.get("simulated") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => refuse(
+            "simulated",
+            "simulated is true: the entry was built from records a --simulate worker made up, which measure nothing"
+                .to_string(),
+        ),
+        Some(other) => refuse("simulated", format!("simulated is {}, expected true or false", fmt(other))),
+    }
+    let mut violations = Vec::new();
+    schema::check(&schema::summary(), entry, "", &mut violations);
+    for v in violations {
+        match v {
+            Violation::UnknownKey { path, allowed } => refuse(
+                "unknown-key",
+                format!("{path} is not a key of the summary (allowed there: {allowed}); per-task data never travels in an entry"),
+            ),
+            Violation::Shape { path, expected, found } => {
+                refuse("shape", format!("{path} is {found}, expected {expected}"))
+            }
+        }
     }
     let source = e.get("source").and_then(Value::as_str).unwrap_or("");
     if source != "run" && source != "paper" {
@@ -368,6 +401,39 @@ mod tests {
             "overall": 0});
         let r = validate(&v);
         assert!(r.iter().any(|r| r.rule == "n.skill_calls" && r.detail.contains("overflow")), "{r:?}");
+    }
+
+    #[test]
+    fn simulated_entries_entries_without_a_method_and_extra_keys_are_refused() {
+        let mut v = awm();
+        v["simulated"] = json!(true);
+        let r = validate(&v);
+        assert_eq!(rules(&v), ["simulated"]);
+        assert!(r[0].to_string().starts_with("simulated: simulated is true"), "{}", r[0]);
+        v["simulated"] = json!(false);
+        assert_eq!(validate(&v), vec![]);
+        let mut v = awm();
+        v.as_object_mut().unwrap().remove("method");
+        assert_eq!(validate(&v)[0].to_string(), "method: method is missing, expected the method's name");
+        v["method"] = json!("");
+        assert_eq!(rules(&v), ["method"]);
+        let mut v = awm();
+        v["records"] = json!([{"uid": "skillshift.gitlab.v1.0", "success": true}]);
+        v["n"]["per_task"] = json!({"skillshift.gitlab.v1.0": true});
+        let r = validate(&v);
+        assert_eq!(rules(&v), ["unknown-key", "unknown-key"]);
+        assert!(r[1].detail.starts_with("records is not a key of the summary"), "{}", r[1]);
+        assert!(r[0]
+            .detail
+            .starts_with("n.per_task is not a key of the summary (allowed there: tasks, reps, skill_calls)"));
+        // The readiness additions are part of the schema.
+        let mut v = awm();
+        v["cost"] = json!({"total_usd": null, "per_unit_usd": null, "tokens_in": 10, "tokens_out": 2, "llm_calls": 1});
+        v["gates"] = json!({"readiness": "not determined", "missing": [{"name": "x", "metric": "cost.total_usd", "bound": "max"}]});
+        v["intervals"] = json!({"level": 0.95, "SR": {"overall": [30.0, 40.0]}});
+        assert_eq!(validate(&v), vec![]);
+        v["intervals"]["SR"]["overall"] = json!({"task 3": [0, 1]});
+        assert_eq!(rules(&v), ["shape"]);
     }
 
     #[test]

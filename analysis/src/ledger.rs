@@ -1,4 +1,4 @@
-//! The outcome ledger (seed 003, formats §5): every attempt classified once,
+//! The outcome ledger (docs/formats.md#ledger): every attempt classified once,
 //! the unit rollup, rates with their denominators, and latency populations.
 //!
 //! Attempt-level and unit-level counts are kept apart. A rate whose
@@ -35,6 +35,8 @@ pub struct Units {
 pub struct Rates {
     pub attempt_success: Option<f64>,
     pub invalid_attempt: Option<f64>,
+    /// Timeout attempts over evaluable attempts: the step budget ran out.
+    pub timeout: Option<f64>,
     pub first_attempt_completion: Option<f64>,
     pub eventual_completion: Option<f64>,
     pub operational_delivery: Option<f64>,
@@ -115,6 +117,7 @@ pub fn ledger(rows: &[Row], units: &[Unit]) -> Ledger {
     let rates = Rates {
         attempt_success: ratio(a.success, a.evaluable),
         invalid_attempt: ratio(a.error, a.all),
+        timeout: ratio(a.timeout, a.evaluable),
         first_attempt_completion: ratio(u.first_attempt_success, u.all),
         eventual_completion: ratio(u.eventual_success, u.all - u.invalid),
         operational_delivery: ratio(u.eventual_success, u.all),
@@ -142,6 +145,8 @@ mod tests {
             skill_calls: None,
             skill_failures: None,
             duration_ms: Some(ms),
+            usage: Default::default(),
+            simulated: false,
             line: 0,
         }
     }
@@ -161,6 +166,7 @@ mod tests {
         assert_eq!(l.attempts, Attempts { all: 7, evaluable: 4, success: 2, failure: 1, timeout: 1, error: 3 });
         assert_eq!(l.units, Units { all: 5, invalid: 1, first_attempt_success: 1, eventual_success: 2 });
         assert_eq!(l.rates.attempt_success, Some(0.5));
+        assert_eq!(l.rates.timeout, Some(0.25), "1 timeout of 4 evaluable attempts");
         assert_eq!(l.rates.eventual_completion, Some(0.5));
         assert_eq!(l.rates.operational_delivery, Some(0.4));
         assert_eq!(l.rates.retry_rate, Some(0.4));

@@ -7,8 +7,12 @@
 //! * [`outcome`]: the unit outcome rule, evaluable records, invalid units (docs/formats.md#from-records-to-numbers).
 //! * [`cells`]: per-cell SR, AS, ASC, SFR, marginals and invocation counts.
 //! * [`ledger`]: attempts, units, rates and latency beside the rates (docs/formats.md#ledger).
+//! * [`usage`]: LLM calls, tokens and cost by population, and the summary's `cost` block (docs/formats.md#cost).
+//! * [`interval`]: Wilson and stratified Wilson 95% intervals beside SR and the ledger rates (docs/formats.md#intervals).
 //! * [`reliability`]: pass@k and pass^k over repetitions.
 //! * [`summary`]: the `skillshift.summary/1` object (docs/formats.md#summary).
+//! * [`schema`]: every key a summary may hold, for the leaderboard and for gate paths.
+//! * [`gates`]: readiness gates, `skillshift.gates/1`: pass, fail or inconclusive (docs/formats.md#gates).
 //! * [`report`]: the summary as text, Markdown, JSON or HTML.
 //! * [`compare`]: two treatments or two runs, deltas, intervals and a verdict (docs/formats.md#contract).
 //! * [`calibration`]: the calibration set, the anchor and the gate (docs/formats.md#calibration).
@@ -19,12 +23,16 @@
 pub mod calibration;
 pub mod cells;
 pub mod compare;
+pub mod gates;
+pub mod interval;
 pub mod leaderboard;
 pub mod ledger;
 pub mod outcome;
 pub mod records;
 pub mod reliability;
 pub mod report;
+pub mod schema;
 pub mod summary;
 pub mod synth;
 pub mod table1;
+pub mod usage;

@@ -105,6 +105,8 @@ mod tests {
             skill_calls: Some(0),
             skill_failures: Some(0),
             duration_ms: None,
+            usage: Default::default(),
+            simulated: false,
             line: 0,
         }
     }

@@ -61,6 +61,10 @@ pub struct Row {
     pub skill_calls: Option<u32>,
     pub skill_failures: Option<u32>,
     pub duration_ms: Option<u64>,
+    /// LLM calls, tokens and cost, as the record states them.
+    pub usage: crate::usage::Usage,
+    /// The record says a `--simulate` worker made it up.
+    pub simulated: bool,
     /// 1-based line number in the file.
     pub line: u64,
 }
@@ -195,6 +199,16 @@ struct Line<'a> {
     config_digest: Option<Text<'a>>,
     #[serde(default)]
     duration_ms: Option<i64>,
+    #[serde(default)]
+    llm_calls: Option<u64>,
+    #[serde(default)]
+    tokens_in: Option<u64>,
+    #[serde(default)]
+    tokens_out: Option<u64>,
+    #[serde(default)]
+    cost_usd: Option<f64>,
+    #[serde(default)]
+    simulated: Option<bool>,
 }
 
 /// Fields whose type the slow path checks, with the type they must have.
@@ -212,6 +226,11 @@ const FIELD_TYPES: &[(&str, Kind, bool)] = &[
     ("attempt", Kind::Int, false),
     ("config_digest", Kind::Str, false),
     ("duration_ms", Kind::Int, false),
+    ("llm_calls", Kind::Int, false),
+    ("tokens_in", Kind::Int, false),
+    ("tokens_out", Kind::Int, false),
+    ("cost_usd", Kind::Num, false),
+    ("simulated", Kind::Bool, false),
 ];
 
 #[derive(Clone, Copy)]
@@ -219,6 +238,7 @@ enum Kind {
     Str,
     Bool,
     Int,
+    Num,
 }
 
 /// Read and validate a whole file.
@@ -494,6 +514,13 @@ impl<'p> Reader<'p> {
             skill_calls: calls,
             skill_failures: failures,
             duration_ms,
+            usage: crate::usage::Usage {
+                llm_calls: l.llm_calls,
+                tokens_in: l.tokens_in,
+                tokens_out: l.tokens_out,
+                cost_usd: l.cost_usd,
+            },
+            simulated: l.simulated == Some(true),
             line: n,
         };
         let treatment = l.treatment.map_or(Cow::Borrowed(DEFAULT_TREATMENT), |t| t.0);
@@ -522,12 +549,14 @@ fn diagnose(bytes: &[u8], typed_err: &serde_json::Error) -> String {
             Kind::Str => v.is_string(),
             Kind::Bool => v.is_boolean(),
             Kind::Int => v.is_i64() || v.is_u64(),
+            Kind::Num => v.is_number(),
         };
         if !ok {
             let expected = match kind {
                 Kind::Str => "a string",
                 Kind::Bool => "true, false or null",
                 Kind::Int => "an integer",
+                Kind::Num => "a number",
             };
             return format!("field '{field}' must be {expected}, found {}", short(&v.to_string()));
         }

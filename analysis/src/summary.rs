@@ -1,4 +1,4 @@
-//! The summary object, `skillshift.summary/1` (formats §5): ten numbers per
+//! The summary object, `skillshift.summary/1` (docs/formats.md#summary): ten numbers per
 //! metric, `n`, a reason for every null, the eighteen cells, the ledger and
 //! the reliability block. An entry computed from a run and one transcribed
 //! from a paper are the same object.
@@ -8,8 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::cells::{invocations, marginals, Analysis, CellStats, Grid};
+use crate::gates::Gates;
+use crate::interval::{intervals, Intervals};
 use crate::ledger::Ledger;
 use crate::reliability::Reliability;
+use crate::usage::{partial_note, Cost};
 use skillshift_common::ids::{Condition, Site};
 
 pub const SCHEMA: &str = "skillshift.summary/1";
@@ -143,7 +146,13 @@ pub struct Summary {
     pub method: String,
     pub source: String,
     pub config_digest: Option<String>,
+    /// `Some(true)` when any record it was built from was made up by a `--simulate` worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated: Option<bool>,
     pub metrics: Metrics,
+    /// 95% intervals beside SR and the ledger rates (docs/formats.md#intervals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<Intervals>,
     pub n: N,
     pub reasons: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,6 +161,12 @@ pub struct Summary {
     pub ledger: Option<Ledger>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reliability: Option<Reliability>,
+    /// Totals of cost, tokens and LLM calls over every attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
+    /// Readiness: the evaluated gates, or what is missing to decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<Gates>,
 }
 
 /// Why a summary could not be made.
@@ -295,7 +310,9 @@ pub fn summarise(a: &Analysis, allow_partial: bool) -> Result<Built, SummaryErro
         method: a.treatment.clone(),
         source: "run".to_string(),
         config_digest: digest,
+        simulated: a.simulated.then_some(true),
         metrics: Metrics { sr, as_, asc, sfr },
+        intervals: Some(intervals(&a.cells, &a.ledger)),
         n: N {
             tasks: PerSite::from_fn(|s| tasks.get(s).3),
             reps: a.reps,
@@ -305,7 +322,10 @@ pub fn summarise(a: &Analysis, allow_partial: bool) -> Result<Built, SummaryErro
         cells: Some(cells),
         ledger: Some(a.ledger.clone()),
         reliability: Some(a.reliability.clone()),
+        cost: Some(Cost::from_populations(&a.usage)),
+        gates: Some(Gates::not_determined()),
     };
+    notes.extend(partial_note(&a.usage));
     Ok(Built { summary, notes })
 }
 

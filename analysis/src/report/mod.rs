@@ -5,6 +5,7 @@
 //! once as a [`Doc`] (titled tables and notes); [`text`], [`markdown`] and
 //! [`html`] render that one layout, so the three formats never disagree.
 
+pub mod decision;
 pub mod html;
 pub mod markdown;
 #[cfg(test)]
@@ -14,13 +15,20 @@ pub mod text;
 use std::path::{Path, PathBuf};
 
 use crate::cells::analyse;
+use crate::gates::{evaluate, GateSet};
+use crate::interval::{Pair, METHODS_NOTE};
 use crate::records::{read_file, RecordsError};
-use crate::summary::{summarise, Summary, SummaryError, TenNumbers, METRICS};
+use crate::summary::{summarise, PerCondition, PerSite, Summary, SummaryError, TenNumbers, METRICS};
+use crate::usage::Populations;
+use decision::{gates_blocks, interval, interval_pct, usage_blocks};
 use skillshift_common::ids::{Condition, Site};
 
 /// SFR values resting on fewer invocations than this are flagged `⚠︎`.
 pub const LOW_INVOCATIONS: u64 = 30;
 pub const FLAG: &str = "⚠︎";
+/// Said first in a report built from records a `--simulate` worker made up.
+pub const SIMULATED_NOTE: &str = "SIMULATED: some of these records were made up by a --simulate worker; they \
+    measure nothing, and the summary is marked \"simulated\": true (no leaderboard admits it).";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -37,6 +45,20 @@ pub struct Report {
     pub records: usize,
     pub summary: Summary,
     pub notes: Vec<String>,
+    /// LLM use by population, behind the summary's `cost` block.
+    pub usage: Populations,
+}
+
+impl Report {
+    /// Evaluate a gates file against the summary; its readiness replaces "not determined".
+    pub fn apply_gates(&mut self, set: &GateSet) {
+        self.summary.gates = Some(evaluate(set, &self.summary, &self.usage));
+    }
+
+    /// The exit code the gates map to: 0 all pass (or none declared), 1 any fails, 2 some inconclusive.
+    pub fn exit_code(&self) -> u8 {
+        self.summary.gates.as_ref().map_or(0, |g| g.exit_code())
+    }
 }
 
 /// Read `path`, pick the treatment and summarise it.
@@ -46,7 +68,13 @@ pub fn build(path: &Path, treatment: Option<&str>, allow_partial: bool) -> Resul
     let analysis = analyse(t);
     let built = summarise(&analysis, allow_partial)
         .map_err(|source| ReportError::Summary { path: path.to_path_buf(), source })?;
-    Ok(Report { path: path.to_path_buf(), records: t.rows.len(), summary: built.summary, notes: built.notes })
+    Ok(Report {
+        path: path.to_path_buf(),
+        records: t.rows.len(),
+        summary: built.summary,
+        notes: built.notes,
+        usage: analysis.usage,
+    })
 }
 
 /// One table cell: its text and an optional hover text.
@@ -106,6 +134,15 @@ pub fn sfr_cell(v: Option<f64>, calls: Option<u64>) -> Cell {
 const TOP_HEADER: [&str; 11] =
     ["", "GitLab", "Magento", "WordPress", "Src", "Src-Perc", "Src-Exec", "Tgt", "Tgt-Perc", "Tgt-Exec", "O/A"];
 
+/// The ten intervals in table order: three websites, six conditions, overall.
+fn ten_intervals(
+    w: &PerSite<Option<Pair>>,
+    c: &PerCondition<Option<Pair>>,
+    overall: Option<Pair>,
+) -> [Option<Pair>; 10] {
+    [w.gitlab, w.magento, w.wordpress, c.src, c.src_perc, c.src_exec, c.tgt, c.tgt_perc, c.tgt_exec, overall]
+}
+
 fn ten_row(label: &str, t: Option<&TenNumbers>) -> Vec<Cell> {
     let mut row: Vec<Cell> = vec![label.into()];
     match t {
@@ -120,12 +157,21 @@ pub fn document(r: &Report) -> Doc {
     let s = &r.summary;
     let mut blocks = Vec::new();
     let calls = s.n.skill_calls.as_ref();
+    if s.simulated == Some(true) {
+        blocks.push(Block::Note(SIMULATED_NOTE.to_string()));
+    }
     blocks.push(Block::Heading("Table 1 shape: ten numbers per metric (SR, SFR in %; AS, ASC per task)".into()));
-    let mut rows = vec![
-        ten_row("SR", s.metrics.sr.as_ref()),
-        ten_row("AS", s.metrics.as_.as_ref()),
-        ten_row("ASC", s.metrics.asc.as_ref()),
-    ];
+    let sr_intervals = s.intervals.as_ref().map(|i| &i.sr);
+    let mut rows = vec![ten_row("SR", s.metrics.sr.as_ref())];
+    if let Some(i) = sr_intervals {
+        let ten = ten_intervals(&i.websites, &i.conditions, i.overall);
+        for (label, end) in [("SR 95% lo", 0), ("SR 95% hi", 1)] {
+            let mut row: Vec<Cell> = vec![label.into()];
+            row.extend(ten.iter().map(|p| Cell::from(num(p.map(|p| p[end])))));
+            rows.push(row);
+        }
+    }
+    rows.extend([ten_row("AS", s.metrics.as_.as_ref()), ten_row("ASC", s.metrics.asc.as_ref())]);
     let mut sfr: Vec<Cell> = vec!["SFR".into()];
     let counts: Option<[u64; 10]> = calls.map(|c| {
         let w = &c.websites;
@@ -150,6 +196,9 @@ pub fn document(r: &Report) -> Doc {
          invocations (unstable).",
         t.gitlab, t.magento, t.wordpress, s.n.reps
     )));
+    if s.intervals.is_some() {
+        blocks.push(Block::Note(METHODS_NOTE.to_string()));
+    }
     if let Some(cells) = &s.cells {
         let header: Vec<String> =
             std::iter::once(String::new()).chain(Condition::ALL.iter().map(|c| c.to_string())).collect();
@@ -188,6 +237,18 @@ pub fn document(r: &Report) -> Doc {
                 })
                 .collect();
             blocks.push(Block::Table { header: header.clone(), rows });
+            if let (0, Some(i)) = (i, sr_intervals) {
+                blocks.push(Block::Heading("SR 95% Wilson interval by cell".into()));
+                let rows = Site::ALL
+                    .iter()
+                    .map(|&site| {
+                        let mut row: Vec<Cell> = vec![site.to_string().into()];
+                        row.extend(Condition::ALL.iter().map(|&c| Cell::from(interval(*i.cells.get(site).get(c)))));
+                        row
+                    })
+                    .collect();
+                blocks.push(Block::Table { header: header.clone(), rows });
+            }
         }
         let invalid: u32 = Site::ALL
             .iter()
@@ -218,25 +279,55 @@ pub fn document(r: &Report) -> Doc {
             a.all, a.success, a.failure, a.timeout, a.error, a.evaluable, u.all, u.invalid
         )));
         let rt = &l.rates;
-        let row = |label: &str, num_: u64, den: u64, what: &str, rate: Option<f64>| -> Vec<Cell> {
-            vec![label.into(), num_.to_string().into(), format!("{den} {what}").into(), pct(rate).into()]
+        let li = s.intervals.as_ref().map(|i| &i.ledger);
+        let row = |label: &str, num_: u64, den: u64, what: &str, rate: Option<f64>, ci: Option<Pair>| -> Vec<Cell> {
+            vec![
+                label.into(),
+                num_.to_string().into(),
+                format!("{den} {what}").into(),
+                pct(rate).into(),
+                interval_pct(ci).into(),
+            ]
         };
         let rows = vec![
-            row("attempt success (attempt-level)", a.success, a.evaluable, "evaluable attempts", rt.attempt_success),
-            row("invalid attempts", a.error, a.all, "attempts", rt.invalid_attempt),
+            row(
+                "attempt success (attempt-level)",
+                a.success,
+                a.evaluable,
+                "evaluable attempts",
+                rt.attempt_success,
+                li.and_then(|i| i.attempt_success),
+            ),
+            row("timeouts", a.timeout, a.evaluable, "evaluable attempts", rt.timeout, li.and_then(|i| i.timeout)),
+            row("invalid attempts", a.error, a.all, "attempts", rt.invalid_attempt, li.and_then(|i| i.invalid_attempt)),
             row(
                 "first-attempt completion (unit-level)",
                 u.first_attempt_success,
                 u.all,
                 "units",
                 rt.first_attempt_completion,
+                li.and_then(|i| i.first_attempt_completion),
             ),
-            row("eventual completion", u.eventual_success, u.all - u.invalid, "valid units", rt.eventual_completion),
-            row("operational delivery", u.eventual_success, u.all, "units", rt.operational_delivery),
-            row("retry rate", a.all - u.all, u.all, "units", rt.retry_rate),
+            row(
+                "eventual completion",
+                u.eventual_success,
+                u.all - u.invalid,
+                "valid units",
+                rt.eventual_completion,
+                li.and_then(|i| i.eventual_completion),
+            ),
+            row(
+                "operational delivery",
+                u.eventual_success,
+                u.all,
+                "units",
+                rt.operational_delivery,
+                li.and_then(|i| i.operational_delivery),
+            ),
+            row("retry rate (attempts per unit, not a proportion)", a.all - u.all, u.all, "units", rt.retry_rate, None),
         ];
         blocks.push(Block::Table {
-            header: ["rate", "count", "of", "value"].iter().map(|s| s.to_string()).collect(),
+            header: ["rate", "count", "of", "value", "95% Wilson interval"].iter().map(|s| s.to_string()).collect(),
             rows,
         });
         let lat = &l.latency_ms;
@@ -266,6 +357,12 @@ pub fn document(r: &Report) -> Doc {
         if let Some(w) = &rel.warning {
             blocks.push(Block::Note(w.clone()));
         }
+    }
+    if s.ledger.is_some() {
+        blocks.extend(usage_blocks(&r.usage));
+    }
+    if let Some(g) = &s.gates {
+        blocks.extend(gates_blocks(g, "Readiness gates"));
     }
     if !s.reasons.is_empty() {
         blocks.push(Block::Heading("Why values are null".into()));

@@ -35,8 +35,13 @@ pub fn table(header: &[String], rows: &[Vec<super::Cell>]) -> String {
 }
 
 pub fn render(doc: &Doc) -> String {
-    let mut out = format!("{}\n", doc.title);
-    for b in &doc.blocks {
+    format!("{}\n{}", doc.title, blocks(&doc.blocks))
+}
+
+/// Blocks without a title, for a section of another page.
+pub fn blocks(blocks: &[Block]) -> String {
+    let mut out = String::new();
+    for b in blocks {
         match b {
             Block::Heading(h) => out.push_str(&format!("\n{h}\n")),
             Block::Table { header, rows } => out.push_str(&table(header, rows)),

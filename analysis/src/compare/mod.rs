@@ -10,33 +10,40 @@
 //!   as independent errors: a normal approximation, stated as such.
 //! * The verdict is `better` or `worse` only when the overall interval
 //!   excludes 0, the data covers every cell on both sides, and the two runs
-//!   share one contract; otherwise `inconclusive` (seed 003). Seed 004's simple
-//!   `delta >= 0` verdict is reported beside it.
+//!   share one frozen contract ([`contract`]: treatments may differ, frozen
+//!   fields may not, and an unverified contract is not a shared one);
+//!   otherwise `inconclusive` (seed 003). Seed 004's simple `delta >= 0`
+//!   verdict is reported beside it, with the baseline's health.
+//! * Beside the deltas: each side's LLM use by population, pass@k / pass^k,
+//!   and, with a gates file, each side's readiness ([`crate::gates`]).
+//!
+//! The text rendering is [`text`].
+
+pub mod contract;
+pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::Value;
+
+pub use contract::{check_contract, contract_beside, contract_diff, Contract, Side};
+pub use text::render_text;
+
+use crate::gates::{evaluate, GateSet, Gates};
+use crate::summary::summarise;
+use crate::usage::Populations;
 
 use crate::cells::Analysis;
 use skillshift_common::ids::{Condition, Site};
 
-/// z for a two-sided 95% interval.
-pub const Z95: f64 = 1.959_963_984_540_054;
+pub use crate::interval::Z95;
 /// Below this baseline SR (percent), warn of a weak baseline (seed 004).
 pub const WEAK_BASELINE: f64 = 20.0;
 
 /// Wilson score interval for c successes of n, as fractions.
 pub fn wilson(c: u32, n: u32) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 1.0);
-    }
-    let (n, p, z2) = (f64::from(n), f64::from(c) / f64::from(n), Z95 * Z95);
-    let denom = 1.0 + z2 / n;
-    let center = (p + z2 / (2.0 * n)) / denom;
-    let half = Z95 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    ((center - half).max(0.0), (center + half).min(1.0))
+    crate::interval::wilson(u64::from(c), u64::from(n))
 }
 
 /// Newcombe's interval for p1 - p2 from Wilson limits and a correlation phi
@@ -103,22 +110,39 @@ pub struct Overall {
     pub interval: Option<[f64; 2]>,
     pub cells: usize,
 }
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Contract {
-    /// `same`, `differs` or `unknown`.
-    pub status: String,
-    /// Contract fields whose values differ (dotted paths).
-    pub differing: Vec<String>,
-    pub detail: String,
-}
-
 #[derive(Debug, Clone, Serialize)]
 pub struct SideInfo {
     pub file: String,
     pub treatment: String,
     pub records: usize,
     pub config_digests: BTreeSet<String>,
+    /// Some record of this side was made up by a `--simulate` worker.
+    pub simulated: bool,
+}
+
+impl SideInfo {
+    /// The side read from `path` and analysed as `a`.
+    pub fn of(path: &Path, a: &Analysis) -> SideInfo {
+        SideInfo {
+            file: path.display().to_string(),
+            treatment: a.treatment.clone(),
+            records: a.records,
+            config_digests: a.config_digests.clone(),
+            simulated: a.simulated,
+        }
+    }
+}
+
+/// Seed 004's advisory check of the baseline: a weak one makes any delta look good.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaselineHealth {
+    /// `healthy`, `warning`, or `unknown` when the baseline has no SR.
+    pub status: String,
+    /// The baseline's overall SR, percent.
+    pub baseline_sr: Option<f64>,
+    /// Below this SR (percent) the baseline is weak.
+    pub threshold: f64,
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -138,6 +162,12 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     /// Overall pass@k / pass^k of each side (seed 001): informational, not a gate.
     pub reliability: BTreeMap<String, SideReliability>,
+    pub baseline_health: BaselineHealth,
+    /// LLM calls, tokens and cost of each side, by population.
+    pub usage: BTreeMap<String, Populations>,
+    /// Each side's readiness under one gates file, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gates: Option<BTreeMap<String, Gates>>,
 }
 
 /// One side's overall capability (pass@k) and reliability (pass^k), in percent.
@@ -159,100 +189,13 @@ fn side_reliability(a: &Analysis) -> SideReliability {
     }
 }
 
-/// Flatten a JSON value to dotted paths.
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            for (k, x) in m {
-                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&p, x, out);
-            }
-        }
-        _ => {
-            out.insert(prefix.to_string(), v.clone());
-        }
-    }
-}
-
-/// Fields whose values differ between two contracts.
-pub fn contract_diff(a: &Value, b: &Value) -> Vec<String> {
-    let (mut fa, mut fb) = (BTreeMap::new(), BTreeMap::new());
-    flatten("", a, &mut fa);
-    flatten("", b, &mut fb);
-    let keys: BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
-    keys.into_iter().filter(|k| fa.get(*k) != fb.get(*k)).cloned().collect()
-}
-
-/// Read `contract.json` beside a records file, if there is one.
-pub fn contract_beside(records: &Path) -> Result<Option<Value>, String> {
-    let path = records.parent().unwrap_or(Path::new(".")).join("contract.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
-}
-
-/// Decide whether the two runs share one frozen contract.
-pub fn check_contract(
-    base: Option<&Value>,
-    cand: Option<&Value>,
-    base_digests: &BTreeSet<String>,
-    cand_digests: &BTreeSet<String>,
-    same_file: bool,
-) -> Contract {
-    if let (Some(a), Some(b)) = (base, cand) {
-        let differing = contract_diff(a, b);
-        return if differing.is_empty() {
-            Contract { status: "same".into(), differing, detail: "contract.json is identical on both sides".into() }
-        } else {
-            let detail = format!("contract.json differs in: {}", differing.join(", "));
-            Contract { status: "differs".into(), differing, detail }
-        };
-    }
-    let one = |d: &BTreeSet<String>| (d.len() == 1).then(|| d.iter().next().cloned()).flatten();
-    match (one(base_digests), one(cand_digests)) {
-        (Some(a), Some(b)) if a == b => Contract {
-            status: "same".into(),
-            differing: vec![],
-            detail: format!("both sides recorded config_digest {a}"),
-        },
-        (Some(a), Some(b)) => Contract {
-            status: "differs".into(),
-            differing: vec!["config_digest".into()],
-            detail: format!(
-                "config_digest differs ({a} vs {b}); without contract.json beside both files the differing fields \
-                 cannot be listed"
-            ),
-        },
-        _ if base_digests.len() > 1 || cand_digests.len() > 1 => Contract {
-            status: "differs".into(),
-            differing: vec!["config_digest".into()],
-            detail: "a side's records carry several config digests: they were not run under one contract".into(),
-        },
-        _ if same_file => Contract {
-            status: "unknown".into(),
-            differing: vec![],
-            detail: "both treatments come from one file, but no contract or digest was recorded".into(),
-        },
-        _ => Contract {
-            status: "unknown".into(),
-            differing: vec![],
-            detail: "no contract.json beside the records and no config_digest in them: equivalence is unverified"
-                .into(),
-        },
-    }
-}
-
 /// Compare two analysed treatments.
 pub fn compare(
     base: &Analysis,
     cand: &Analysis,
     base_info: SideInfo,
     cand_info: SideInfo,
-    contract: Contract,
+    mut contract: Contract,
 ) -> Comparison {
     let outcomes = |a: &Analysis| {
         let mut m: BTreeMap<(Site, Condition), BTreeMap<(u32, u32), bool>> = BTreeMap::new();
@@ -332,30 +275,36 @@ pub fn compare(
     } else {
         Overall { baseline: macro_sr(base), candidate: macro_sr(cand), delta: None, interval: None, cells: 0 }
     };
-    let mut warnings = Vec::new();
-    if let Some(b) = overall.baseline {
-        if b < WEAK_BASELINE {
-            warnings.push(format!(
-                "weak baseline: baseline SR {b:.2}% is below {WEAK_BASELINE:.0}%; review the task suite before \
-                 trusting the delta"
-            ));
-        }
-    }
+    let mut warnings = std::mem::take(&mut contract.warnings);
+    let health = baseline_health(overall.baseline);
+    warnings.extend(health.warnings.iter().cloned());
     if !missing.is_empty() {
         warnings.push(format!("cells with records on only one side: {}", missing.join(", ")));
     }
     if base.reps < 2 || cand.reps < 2 {
         warnings.push(crate::reliability::ONE_REP_WARNING.to_string());
     }
-    let directional_only = contract.status == "differs";
+    for (side, info) in [("baseline", &base_info), ("candidate", &cand_info)] {
+        if info.simulated {
+            warnings.push(format!(
+                "the {side}'s records ({}) were made up by a --simulate worker: they measure nothing",
+                info.file
+            ));
+        }
+    }
+    let directional_only = !contract.equivalent;
     let (verdict, reason) = match (overall.delta, overall.interval) {
         (None, _) | (_, None) => ("inconclusive", "no cell has evaluable records on both sides".to_string()),
         _ if !missing.is_empty() => {
             ("inconclusive", "data is missing: some cells have records on only one side".to_string())
         }
-        _ if directional_only => (
+        _ if contract.status == "differs" => (
             "inconclusive",
             format!("the runs do not share one contract ({}): a directional observation only", contract.detail),
+        ),
+        _ if directional_only => (
+            "inconclusive",
+            format!("the contract could not be verified ({}): a directional observation only", contract.detail),
         ),
         (Some(_), Some([lo, _])) if lo > 0.0 => {
             ("better", "the 95% interval of the overall SR delta lies above 0".to_string())
@@ -382,86 +331,52 @@ pub fn compare(
             ("candidate".to_string(), side_reliability(cand)),
         ]
         .into(),
+        baseline_health: health,
+        usage: [("baseline".to_string(), base.usage), ("candidate".to_string(), cand.usage)].into(),
+        gates: None,
     }
 }
 
-fn signed(v: Option<f64>) -> String {
-    v.map_or_else(|| "--".into(), |v| format!("{v:+.2}"))
+impl Comparison {
+    /// The exit code the candidate's gates map to (0 without gates): the candidate is what a comparison decides on.
+    pub fn candidate_readiness_exit(&self) -> u8 {
+        self.gates.as_ref().and_then(|g| g.get("candidate")).map_or(0, Gates::exit_code)
+    }
 }
 
-/// The comparison as aligned text.
-pub fn render_text(c: &Comparison) -> String {
-    use crate::report::{num, text::table, Cell};
-    let mut out = format!(
-        "skillshift compare: baseline {} ({}) vs candidate {} ({})\n\nSR by cell (successes/evaluable), delta in percentage points\n",
-        c.baseline.treatment, c.baseline.file, c.candidate.treatment, c.candidate.file
-    );
-    let header: Vec<String> =
-        ["cell", "baseline", "candidate", "delta", "95% interval", "pairing"].iter().map(|s| s.to_string()).collect();
-    let side = |s: &SideCell| format!("{} ({}/{})", num(s.sr), s.successes, s.evaluable);
-    let interval = |i: Option<[f64; 2]>| i.map_or_else(|| "--".into(), |[a, b]| format!("[{a:+.2}, {b:+.2}]"));
-    let mut rows: Vec<Vec<Cell>> = c
-        .cells
-        .iter()
-        .map(|x| {
-            vec![
-                format!("{} {}", x.site, x.condition).into(),
-                side(&x.baseline).into(),
-                side(&x.candidate).into(),
-                signed(x.delta).into(),
-                interval(x.interval).into(),
-                x.pairing.clone().into(),
-            ]
-        })
-        .collect();
-    rows.push(vec![
-        "overall (macro)".into(),
-        num(c.overall.baseline).into(),
-        num(c.overall.candidate).into(),
-        signed(c.overall.delta).into(),
-        interval(c.overall.interval).into(),
-        format!("{} cells", c.overall.cells).into(),
-    ]);
-    out.push_str(&table(&header, &rows));
-    out.push_str(&format!("\nverdict: {} ({})\n", c.verdict, c.verdict_reason));
-    if let Some(v) = &c.seed004_verdict {
-        out.push_str(&format!("seed-004 verdict (delta >= 0): {v}\n"));
+/// The baseline's health from its overall SR (seed 004's < 20% rule).
+pub fn baseline_health(sr: Option<f64>) -> BaselineHealth {
+    let (status, warnings) = match sr {
+        None => ("unknown", vec![]),
+        Some(b) if b < WEAK_BASELINE => (
+            "warning",
+            vec![format!(
+                "weak baseline: baseline SR {b:.2}% is below {WEAK_BASELINE:.0}%; review the task suite before \
+                 trusting the delta"
+            )],
+        ),
+        Some(_) => ("healthy", vec![]),
+    };
+    BaselineHealth { status: status.to_string(), baseline_sr: sr, threshold: WEAK_BASELINE, warnings }
+}
+
+/// Apply one gates file to both sides (each summarised as `report --allow-partial` would).
+pub fn apply_gates(c: &mut Comparison, set: &GateSet, base: &Analysis, cand: &Analysis) {
+    let mut out = BTreeMap::new();
+    for (side, a) in [("baseline", base), ("candidate", cand)] {
+        // A partial side is summarised anyway, as compare itself does not refuse one.
+        let gates = match summarise(a, true) {
+            Ok(b) => evaluate(set, &b.summary, &a.usage),
+            Err(_) => Gates::not_determined(),
+        };
+        out.insert(side.to_string(), gates);
     }
-    out.push_str(&format!("contract: {} ({})\n", c.contract.status, c.contract.detail));
-    if c.directional_only {
-        out.push_str(
-            "directional only: the runs differ in their contract; do not claim the change caused the difference\n",
-        );
-    }
-    out.push_str("\npass@k / pass^k, capability vs reliability (overall, %; informational, not a gate)\n");
-    let ks: BTreeSet<&String> = c.reliability.values().flat_map(|r| r.pass_at_k.keys()).collect();
-    let mut header = vec!["side".to_string(), "reps".to_string()];
-    for k in &ks {
-        header.extend([format!("pass@{k}"), format!("pass^{k}"), format!("gap@{k}")]);
-    }
-    let rows: Vec<Vec<Cell>> = c
-        .reliability
-        .iter()
-        .map(|(side, r)| {
-            let mut row: Vec<Cell> = vec![side.clone().into(), r.reps.to_string().into()];
-            for k in &ks {
-                let (at, hat) = (r.pass_at_k.get(*k).copied().flatten(), r.pass_hat_k.get(*k).copied().flatten());
-                row.extend([num(at).into(), num(hat).into(), num(at.zip(hat).map(|(a, h)| a - h)).into()]);
-            }
-            row
-        })
-        .collect();
-    out.push_str(&table(&header, &rows));
-    for w in &c.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    out
+    c.gates = Some(out);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn wilson_and_newcombe_known_values() {
@@ -480,20 +395,5 @@ mod tests {
         assert!(lo < 0.0 && hi > 0.0);
         let (lo, hi) = wilson(0, 10);
         assert!(lo == 0.0 && (hi - 0.2775).abs() < 5e-4);
-    }
-
-    #[test]
-    fn contract_fields_that_differ_are_listed() {
-        let a = json!({"model": {"name": "gpt", "provider": "x"}, "max_steps": 10, "temperature": 0});
-        let b = json!({"model": {"name": "gpt", "provider": "y"}, "max_steps": 15, "temperature": 0});
-        assert_eq!(contract_diff(&a, &b), ["max_steps", "model.provider"]);
-        let none = BTreeSet::new();
-        assert_eq!(check_contract(Some(&a), Some(&b), &none, &none, false).status, "differs");
-        assert_eq!(check_contract(Some(&a), Some(&a), &none, &none, false).status, "same");
-        let d1: BTreeSet<String> = ["sha256:1".to_string()].into();
-        let d2: BTreeSet<String> = ["sha256:2".to_string()].into();
-        assert_eq!(check_contract(None, None, &d1, &d2, false).status, "differs");
-        assert_eq!(check_contract(None, None, &d1, &d1, false).status, "same");
-        assert_eq!(check_contract(None, None, &none, &none, false).status, "unknown");
     }
 }
