@@ -104,3 +104,40 @@ fn a_worker_paused_past_the_ttl_has_its_late_records_kept_under_their_own_attemp
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn sweep_watch_rides_out_a_coordinator_restart_and_exits_0_when_the_sweep_is_done() {
+    // `watch` used to decide on the error's text: "Connection refused" contains "refused",
+    // which it took for a refused token, so it quit (exit 2) the moment the coordinator went
+    // down. It now retries on a connection failure and quits only on a status that says so.
+    let mut sb = Sandbox::start(2, 300);
+    let id = sb.submit(4, &[]);
+    let mut watch = std::process::Command::new(support::BIN)
+        .args(["sweep", "watch", &id])
+        .env("SKILLSHIFT_COORDINATOR", sb.url())
+        .env_remove("SKILLSHIFT_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn sweep watch");
+    sb.wait_until(&id, Duration::from_secs(30), |s| s["units"]["done"].as_u64().unwrap_or(0) >= 2);
+    sb.kill_coordinator();
+    // Long enough for the watch to see its stream break and its reconnections refused.
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(watch.try_wait().expect("watch status").is_none(), "watch quit while the coordinator was down");
+    let addr = sb.addr.clone();
+    sb.start_coordinator(&addr);
+    sb.wait_state(&id, "done", Duration::from_secs(90));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(st) = watch.try_wait().expect("watch status") {
+            break st;
+        }
+        assert!(std::time::Instant::now() < deadline, "watch did not return after the sweep was done");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let out = watch.wait_with_output().expect("watch output");
+    assert!(status.success(), "watch exit {status}: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&id) && stdout.contains("done"), "final status line: {stdout}");
+}
