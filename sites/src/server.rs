@@ -58,21 +58,22 @@ impl SiteHandle {
         // The simulated browser holds parsed pages, which may not cross threads,
         // so it runs to the end on a blocking thread of this runtime.
         let runtime = tokio::runtime::Handle::current();
-        self.tasks.spawn_blocking("login", move || {
-            runtime.block_on(async move {
-                let mut browser = crate::sim::Browser::new(router, &origin);
-                for step in &steps {
-                    browser.step(step).await.map_err(|e| format!("{image} login: {e}"))?;
-                }
-                let cookies = browser.cookies();
-                if cookies.is_empty() {
-                    return Err(format!("{image} login set no cookie"));
-                }
-                Ok(cookies)
+        self.tasks
+            .spawn_blocking("login", move || {
+                runtime.block_on(async move {
+                    let mut browser = crate::sim::Browser::new(router, &origin);
+                    for step in &steps {
+                        browser.step(step).await.map_err(|e| format!("{image} login: {e}"))?;
+                    }
+                    let cookies = browser.cookies();
+                    if cookies.is_empty() {
+                        return Err(format!("{image} login set no cookie"));
+                    }
+                    Ok(cookies)
+                })
             })
-        })
-        .await
-        .map_err(|e| format!("login task: {e}"))?
+            .await
+            .map_err(|e| format!("login task: {e}"))?
     }
 
     /// Stops accepting connections, lets in-flight requests finish and waits for the server task.
@@ -116,16 +117,7 @@ pub async fn serve(site: Site, version: Version, addr: SocketAddr) -> Result<Sit
             eprintln!("skillshift-sites: server on {local} stopped: {e}");
         }
     });
-    Ok(SiteHandle {
-        site,
-        version,
-        base_url: format!("http://{local}"),
-        addr: local,
-        digest,
-        app,
-        router,
-        tasks,
-    })
+    Ok(SiteHandle { site, version, base_url: format!("http://{local}"), addr: local, digest, app, router, tasks })
 }
 
 /// Serves all six site-versions on `host`, at `base_port`, `base_port + 1`, ... (or on
