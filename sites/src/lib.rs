@@ -80,7 +80,7 @@ pub fn tasks(site: Site, version: Version) -> Vec<GeneratedTask> {
 pub fn skills(site: Site) -> Vec<skillshift_common::skills::Skill> {
     match site {
         Site::Gitlab => gitlab::tasks::skills(),
-        Site::Magento => magento::skills::skills(),
-        Site::Wordpress => wordpress::skills::skills(),
+        Site::Magento => magento::tasks::skills(),
+        Site::Wordpress => wordpress::tasks::skills(),
     }
 }

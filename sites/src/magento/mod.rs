@@ -7,8 +7,8 @@
 //! resets them to a clone of the seed.
 //!
 //! * [`data`]: the seeded store; [`ui`]: page chrome and grid helpers.
-//! * `pages_*`: the pages by admin area; [`tasks`] and [`skills`]: the task
-//!   generator and the example skills.
+//! * `pages_*`: the pages by admin area; [`tasks`]: the task generator and
+//!   the example skills.
 
 use skillshift_common::skills::Step;
 use skillshift_common::Version;
@@ -24,7 +24,6 @@ mod pages_catalog;
 mod pages_content;
 mod pages_customers;
 mod pages_sales;
-pub mod skills;
 pub mod tasks;
 pub mod ui;
 

@@ -10,7 +10,7 @@
 //! * `pages_posts` (lists, quick edit), `editor` (the two editors),
 //!   `pages_admin` (comments, terms, users), `pages_site` (settings,
 //!   appearance), `public` (the theme).
-//! * [`tasks`] and [`skills`]: the task generator and the example skills.
+//! * [`tasks`]: the task generator and the example skills.
 
 use skillshift_common::skills::Step;
 use skillshift_common::Version;
@@ -28,7 +28,6 @@ mod pages_admin;
 mod pages_posts;
 mod pages_site;
 mod public;
-pub mod skills;
 pub mod tasks;
 pub mod ui;
 
