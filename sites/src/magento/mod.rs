@@ -3,8 +3,8 @@
 //! step), dashboard, the admin menu, products, categories, orders, customers,
 //! reviews, CMS pages, reports, and a small storefront for CMS and product
 //! pages. The site is a pure function of a request: [`Magento`] is its
-//! [`Pages`], served as a [`Site`] that keeps the store and sessions and
-//! resets them to a clone of the seed.
+//! [`Pages`], served as a [`Site`](crate::kit::site::Site) that keeps the
+//! store and sessions and resets them to a clone of the seed.
 //!
 //! * [`data`]: the seeded store; [`ui`]: page chrome and grid helpers.
 //! * `pages_*`: the pages by admin area; [`tasks`]: the task generator and

@@ -3,8 +3,9 @@
 //! login (v2 with the "Administration email verification" screen), the admin
 //! (posts, pages, comments, categories, tags, users, settings, appearance)
 //! and the public site. The site is a pure function of a request:
-//! [`WordPress`] is its [`Pages`], served as a [`Site`] that keeps the blog
-//! and sessions and resets them to a clone of the seed.
+//! [`WordPress`] is its [`Pages`], served as a
+//! [`Site`](crate::kit::site::Site) that keeps the blog and sessions and
+//! resets them to a clone of the seed.
 //!
 //! * [`data`]: the seeded blog; [`ui`]: admin chrome and list tables.
 //! * `pages_posts` (lists, quick edit), `editor` (the two editors),
