@@ -4,9 +4,10 @@
 //!
 //! * [`App`]: what every site-version provides (router, reset, login steps);
 //!   [`app`], [`tasks`] and [`skills`] dispatch to the sites.
-//! * [`gitlab`], [`magento`], [`wordpress`]: the three sites, each with
-//!   `app(version)`, its task generator `tasks::generate(version)` and its
-//!   example skills. No site uses another's modules.
+//! * [`gitlab`], [`magento`], [`wordpress`]: the three sites, each with its
+//!   app of a version (`gitlab::app`, and `Magento::app`, `WordPress::app`
+//!   of [`kit::site::Pages`]), its task generator `tasks::generate(version)`
+//!   and its example skills. No site uses another's modules.
 //! * [`kit`]: the framework the sites share (requests and responses, state
 //!   and sessions, URL coding, the seeded PRNG, paging, layout, task
 //!   building).
@@ -36,6 +37,7 @@ pub mod sim;
 pub mod validate;
 pub mod wordpress;
 
+use kit::site::Pages;
 pub use server::{serve, serve_all, site_router, ServeError, SiteHandle};
 
 /// One site in one version, as the framework serves it.
@@ -60,8 +62,8 @@ pub struct GeneratedTask {
 pub fn app(site: Site, version: Version) -> Arc<dyn App> {
     match site {
         Site::Gitlab => gitlab::app(version),
-        Site::Magento => magento::app(version),
-        Site::Wordpress => wordpress::app(version),
+        Site::Magento => magento::Magento::app(version),
+        Site::Wordpress => wordpress::WordPress::app(version),
     }
 }
 
@@ -78,7 +80,7 @@ pub fn tasks(site: Site, version: Version) -> Vec<GeneratedTask> {
 pub fn skills(site: Site) -> Vec<skillshift_common::skills::Skill> {
     match site {
         Site::Gitlab => gitlab::tasks::skills(),
-        Site::Magento => magento::skills::skills(),
-        Site::Wordpress => wordpress::skills::skills(),
+        Site::Magento => magento::tasks::skills(),
+        Site::Wordpress => wordpress::tasks::skills(),
     }
 }

@@ -5,8 +5,12 @@
 //! * [`web`]: requests and responses. The axum-level helpers every site uses
 //!   (the session cookie, redirects, pages) and, for the sites written as a
 //!   pure function of a request (Magento, WordPress), [`web::Req`],
-//!   [`web::Resp`] and the [`web::Handler`] that serves such a site as an
-//!   [`App`](crate::App).
+//!   [`web::Resp`] and the router that answers every path through one
+//!   function.
+//! * [`site`]: such a site in one version: its own part is a
+//!   [`site::Pages`] (data, session, handler, login steps); [`site::Site`]
+//!   holds the version and the state and serves it as an [`App`](crate::App).
+//!   Also the admin account both such sites sign in with.
 //! * [`state`]: such a site's seeded data and sessions behind one mutex,
 //!   reset by cloning the seed, and the flash message a redirect carries.
 //! * [`url`]: the URL encoder and the form and query decoder.
@@ -22,6 +26,7 @@
 pub mod layout;
 pub mod paging;
 pub mod rng;
+pub mod site;
 pub mod state;
 pub mod tasks;
 pub mod text;

@@ -4,6 +4,23 @@
 //! GitLab and the two admin sites were seeded differently from the start, so
 //! the one generator has two named constructors; both are kept so the seeded
 //! data (and with it every task file and digest) stays identical.
+//!
+//! For the sites' seed tests: [`same_twice`] (a seed builds the same data
+//! every time) and [`distinct`] (seeded names do not repeat).
+
+/// Builds seeded data twice, checks that both builds are equal and returns one.
+#[cfg(test)]
+pub fn same_twice<D: PartialEq + std::fmt::Debug>(seed: impl Fn() -> D) -> D {
+    let data = seed();
+    assert_eq!(data, seed(), "a seed builds the same data every time");
+    data
+}
+
+/// How many distinct values `items` holds.
+#[cfg(test)]
+pub fn distinct<T: Ord>(items: impl IntoIterator<Item = T>) -> usize {
+    items.into_iter().collect::<std::collections::BTreeSet<T>>().len()
+}
 
 /// A small deterministic generator (xorshift64*).
 #[derive(Debug, Clone)]

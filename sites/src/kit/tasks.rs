@@ -4,6 +4,12 @@
 //! that interleaves templates so every stretch of task ids (and so the
 //! calibration subset) covers many templates. Magento and WordPress build
 //! their tasks from all of it; GitLab uses the step constructors.
+//!
+//! A [`Template`] row carries its reference solution, one function of
+//! (version, values): the tasks' solutions are that function at their
+//! version and values, and the template's example skill ([`skills`]) is the
+//! same function at v1 with `{{param}}` placeholders, so skills and solutions
+//! cannot drift apart.
 
 use std::collections::BTreeMap;
 
@@ -88,28 +94,68 @@ impl Check {
     }
 }
 
-/// An intent template and how to build its skill.
+/// An intent template and its reference solution.
 pub struct Template {
     pub id: u32,
     pub name: &'static str,
     pub intent: &'static str,
+    /// At most two: the solution sees the first two values.
     pub params: &'static [&'static str],
+    /// The steps that solve an instance in a version, given its first and
+    /// second values ("" where the template has fewer).
+    pub solution: fn(Version, &str, &str) -> Vec<Step>,
 }
 
-/// `tpl!(id, name, intent, [params])`: a [`Template`] in a `const` table.
+impl Template {
+    /// The reference solution for `values` (in `params` order) in version `v`.
+    pub fn solve(&self, v: Version, values: &[String]) -> Vec<Step> {
+        let value = |i: usize| values.get(i).map(String::as_str).unwrap_or("");
+        (self.solution)(v, value(0), value(1))
+    }
+}
+
+/// `tpl!(id, name, intent, [params], solution)`: a [`Template`] in a `const` table.
 macro_rules! tpl {
-    ($id:expr, $name:expr, $intent:expr, [$($p:expr),*]) => {
-        $crate::kit::tasks::Template { id: $id, name: $name, intent: $intent, params: &[$($p),*] }
+    ($id:expr, $name:expr, $intent:expr, [$($p:expr),*], $solution:expr) => {
+        $crate::kit::tasks::Template {
+            id: $id,
+            name: $name,
+            intent: $intent,
+            params: &[$($p),*],
+            solution: $solution,
+        }
     };
 }
 pub(crate) use tpl;
 
-/// One instantiation: its values (in `params` order), start URL, evaluator and solution.
+/// One instantiation: its values (in `params` order), start URL and evaluator.
 pub struct Inst {
     pub values: Vec<String>,
     pub start: String,
     pub check: Check,
-    pub solution: Vec<Step>,
+}
+
+/// The instantiations of a site's templates, added in table order.
+pub struct Groups {
+    templates: &'static [Template],
+    groups: Vec<Vec<Inst>>,
+}
+
+impl Groups {
+    pub fn new(templates: &'static [Template]) -> Groups {
+        Groups { templates, groups: Vec::with_capacity(templates.len()) }
+    }
+
+    /// Adds the next template's instantiations: `inst` of each item.
+    pub fn add<T>(&mut self, items: impl IntoIterator<Item = T>, inst: impl FnMut(T) -> Inst) {
+        self.groups.push(items.into_iter().map(inst).collect());
+    }
+
+    /// Each template with its instantiations.
+    pub fn done(self) -> Vec<(&'static Template, Vec<Inst>)> {
+        debug_assert_eq!(self.groups.len(), self.templates.len(), "one group of instantiations per template");
+        self.templates.iter().zip(self.groups).collect()
+    }
 }
 
 /// Up to `n` items of `items` passing `keep`, visited from index `from` in
@@ -146,8 +192,9 @@ pub fn placeholders(params: &[&str]) -> Vec<String> {
     params.iter().map(|p| format!("{{{{{p}}}}}")).collect()
 }
 
-/// Interleaves the templates' instantiations round-robin and numbers them.
-pub fn assemble(site: Site, groups: Vec<(&Template, Vec<Inst>)>, n: usize) -> Vec<GeneratedTask> {
+/// Interleaves the templates' instantiations round-robin and numbers them,
+/// each with its template's solution in version `v`.
+pub fn assemble(site: Site, v: Version, groups: Vec<(&Template, Vec<Inst>)>, n: usize) -> Vec<GeneratedTask> {
     let mut queues: Vec<(&Template, std::collections::VecDeque<Inst>)> =
         groups.into_iter().map(|(t, v)| (t, v.into_iter().collect())).collect();
     let mut out = Vec::with_capacity(n);
@@ -164,6 +211,7 @@ pub fn assemble(site: Site, groups: Vec<(&Template, Vec<Inst>)>, n: usize) -> Ve
                 .map(|p| p.to_string())
                 .zip(inst.values.iter().map(|v| Value::String(v.clone())))
                 .collect();
+            let solution = tpl.solve(v, &inst.values);
             out.push(GeneratedTask {
                 task: Task {
                     task_id: out.len() as u32,
@@ -179,22 +227,26 @@ pub fn assemble(site: Site, groups: Vec<(&Template, Vec<Inst>)>, n: usize) -> Ve
                     require_reset,
                     eval: inst.check.eval(),
                 },
-                solution: inst.solution,
+                solution,
             });
         }
     }
     out
 }
 
-/// The example skill of a template: its v1 solution built from `{{param}}` placeholders.
-pub fn skill(site: Site, tpl: &Template, steps: Vec<Step>) -> Skill {
-    Skill {
-        name: tpl.name.to_string(),
-        site,
-        params: tpl.params.iter().map(|p| p.to_string()).collect(),
-        description: tpl.intent.to_string(),
-        steps,
-    }
+/// The example skills of `site`, one per template: its v1 solution built
+/// from `{{param}}` placeholders.
+pub fn skills(site: Site, templates: &[Template]) -> Vec<Skill> {
+    templates
+        .iter()
+        .map(|tpl| Skill {
+            name: tpl.name.to_string(),
+            site,
+            params: tpl.params.iter().map(|p| p.to_string()).collect(),
+            description: tpl.intent.to_string(),
+            steps: tpl.solve(Version::V1, &placeholders(tpl.params)),
+        })
+        .collect()
 }
 
 /// Whether `v` is v2 (readability in solution builders).

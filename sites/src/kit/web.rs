@@ -6,19 +6,15 @@
 //! * For a site written as a pure function of a request (Magento,
 //!   WordPress): one axum fallback handler turns each HTTP request into a
 //!   [`Req`] (method, decoded path, query and form, session cookie) and the
-//!   site's [`Handler::handle`] answers it with a [`Resp`]. Every `Handler` is
-//!   an [`App`] served by [`router`]. Keeping such a site a plain function of
-//!   a request makes its pages easy to unit-test.
-
-use std::sync::Arc;
+//!   site answers it with a [`Resp`] ([`router`]; the site itself is a
+//!   [`super::site::Site`]). Keeping such a site a plain function of a
+//!   request makes its pages easy to unit-test.
 
 use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
-use skillshift_common::skills::Step;
 
 use super::url::{decode_path, field, parse_urlencoded};
-use crate::App;
 
 /// The value of the first non-empty `session` cookie, if any.
 pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
@@ -124,37 +120,13 @@ impl Resp {
     }
 }
 
-/// A site as a pure request handler, with what the framework needs besides its pages.
-pub trait Handler: Send + Sync + 'static {
-    /// Answers one request (the whole site as a function).
-    fn handle(&self, req: &Req) -> Resp;
-    /// Restores the seeded state and drops the sessions.
-    fn reset(&self);
-    /// The steps that sign in from a fresh browser (see [`App::login_steps`]).
-    fn login_steps(&self) -> Vec<Step>;
-}
-
-impl<H: Handler> App for H {
-    fn router(self: Arc<Self>) -> axum::Router {
-        router(self)
-    }
-
-    fn reset(&self) {
-        Handler::reset(self)
-    }
-
-    fn login_steps(&self) -> Vec<Step> {
-        Handler::login_steps(self)
-    }
-}
-
-/// An axum router answering every path through `h`.
-pub fn router<H: Handler>(h: Arc<H>) -> axum::Router {
+/// An axum router answering every path through `handle`.
+pub fn router(handle: impl Fn(&Req) -> Resp + Clone + Send + Sync + 'static) -> axum::Router {
     axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
-        let h = h.clone();
+        let handle = handle.clone();
         async move {
             let req = decode(&method, &uri, &headers, &body);
-            into_response(h.handle(&req))
+            into_response(handle(&req))
         }
     })
 }

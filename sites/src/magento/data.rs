@@ -475,17 +475,13 @@ pub fn parse_price(s: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kit::rng::{distinct, same_twice};
 
     #[test]
     fn seed_is_deterministic_and_sized() {
-        let a = Store::seed();
-        assert_eq!(a, Store::seed());
-        assert_eq!(a.products.len(), N_PRODUCTS);
-        assert_eq!(a.orders.len(), N_ORDERS);
-        let mut names: Vec<_> = a.products.iter().map(|p| &p.name).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), N_PRODUCTS, "product names are unique");
+        let a = same_twice(Store::seed);
+        assert_eq!((a.products.len(), a.orders.len()), (N_PRODUCTS, N_ORDERS));
+        assert_eq!(distinct(a.products.iter().map(|p| &p.name)), N_PRODUCTS, "product names are unique");
     }
 
     #[test]

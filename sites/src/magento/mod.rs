@@ -2,56 +2,36 @@
 //! `sites/CHANGES.md` and shifts.md M1-M10): login (v2 with a two-factor
 //! step), dashboard, the admin menu, products, categories, orders, customers,
 //! reviews, CMS pages, reports, and a small storefront for CMS and product
-//! pages. The site is a pure function of a request (a
-//! [`crate::kit::web::Handler`]); its store and sessions live in a
-//! [`crate::kit::state::State`], whose `reset` swaps in a clone of the seed.
+//! pages. The site is a pure function of a request: [`Magento`] is its
+//! [`Pages`], served as a [`Site`](crate::kit::site::Site) that keeps the
+//! store and sessions and resets them to a clone of the seed.
 //!
 //! * [`data`]: the seeded store; [`ui`]: page chrome and grid helpers.
-//! * `pages_*`: the pages by admin area; [`tasks`] and [`skills`]: the task
-//!   generator and the example skills.
-
-use std::sync::Arc;
+//! * `pages_*`: the pages by admin area; [`tasks`]: the task generator and
+//!   the example skills.
 
 use skillshift_common::skills::Step;
 use skillshift_common::Version;
 
-use crate::kit::state::{Flash, Live, State};
-use crate::kit::tasks::{click, fill, sign_in};
+use crate::kit::site::{LoginForm, Pages, ADMIN_PASSWORD, ADMIN_USER};
+use crate::kit::state::{Flash, Live};
+use crate::kit::tasks::{click, fill};
 use crate::kit::text::esc;
-use crate::kit::web::{Handler, Req, Resp};
-use crate::App;
+use crate::kit::web::{Req, Resp};
 
 pub mod data;
 mod pages_catalog;
 mod pages_content;
 mod pages_customers;
 mod pages_sales;
-pub mod skills;
 pub mod tasks;
 pub mod ui;
 
 use crate::kit::state::{err, ok, Out};
 use data::{money, Store};
 
-pub const USERNAME: &str = "admin";
-pub const PASSWORD: &str = "admin1234";
 /// The fixed authenticator code of v2's two-factor step.
 pub const TFA_CODE: &str = "424242";
-
-/// What the admin keeps per session besides its flash.
-#[derive(Debug, Clone, Default)]
-struct Session {
-    /// v2: the two-factor step is done (always true in v1).
-    verified: bool,
-}
-
-type Inner = Live<Store, Session>;
-
-/// One version of the Magento admin.
-pub struct Magento {
-    version: Version,
-    state: State<Store, Session>,
-}
 
 /// What a page handler sees: the store, the version and the session's flash.
 pub struct Ctx<'a> {
@@ -70,46 +50,50 @@ impl Ctx<'_> {
     }
 }
 
-impl Magento {
-    pub fn new(version: Version) -> Magento {
-        Magento { version, state: State::new(Store::seed()) }
-    }
+/// What the admin keeps per session besides its flash.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    /// v2: the two-factor step is done (always true in v1).
+    verified: bool,
+}
 
-    fn login(&self, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
-        if req.post {
-            let good = req.f("login[username]") == Some(USERNAME) && req.f("login[password]") == Some(PASSWORD);
-            if !good {
-                return Resp::Page(login_page(Some("The account sign-in was incorrect or your account is disabled temporarily. Please wait and try again later.")));
+type Inner = Live<Store, Session>;
+
+fn login(version: Version, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
+    if req.post {
+        let good = req.f("login[username]") == Some(ADMIN_USER) && req.f("login[password]") == Some(ADMIN_PASSWORD);
+        if !good {
+            return Resp::Page(login_page(Some("The account sign-in was incorrect or your account is disabled temporarily. Please wait and try again later.")));
+        }
+        let verified = version == Version::V1;
+        let token = inner.open("mage", 0x9E37_79B9, Session { verified });
+        let to = if verified { "/admin/admin/dashboard/" } else { "/admin/tfa/tfa/index/" };
+        return Resp::Redirect { to: to.into(), cookie: Some(token) };
+    }
+    match session {
+        Some(_) => Resp::redirect("/admin/admin/dashboard/"),
+        None => Resp::Page(login_page(None)),
+    }
+}
+
+/// v2's two-factor step (M1): "Authenticator code" and "Confirm".
+fn two_factor(version: Version, req: &Req, inner: &mut Inner, sid: &str) -> Resp {
+    if version == Version::V1 {
+        return Resp::redirect("/admin/admin/dashboard/");
+    }
+    let mut error = None;
+    if req.post {
+        if req.f("tfa_code").map(str::trim) == Some(TFA_CODE) {
+            if let Some(s) = inner.session(sid) {
+                s.verified = true;
             }
-            let verified = self.version == Version::V1;
-            let token = inner.open("mage", 0x9E37_79B9, Session { verified });
-            let to = if verified { "/admin/admin/dashboard/" } else { "/admin/tfa/tfa/index/" };
-            return Resp::Redirect { to: to.into(), cookie: Some(token) };
-        }
-        match session {
-            Some(_) => Resp::redirect("/admin/admin/dashboard/"),
-            None => Resp::Page(login_page(None)),
-        }
-    }
-
-    /// v2's two-factor step (M1): "Authenticator code" and "Confirm".
-    fn two_factor(&self, req: &Req, inner: &mut Inner, sid: &str) -> Resp {
-        if self.version == Version::V1 {
             return Resp::redirect("/admin/admin/dashboard/");
         }
-        let mut error = None;
-        if req.post {
-            if req.f("tfa_code").map(str::trim) == Some(TFA_CODE) {
-                if let Some(s) = inner.session(sid) {
-                    s.verified = true;
-                }
-                return Resp::redirect("/admin/admin/dashboard/");
-            }
-            error = Some("Invalid code.");
-        }
-        let alert =
-            error.map(|e| format!("<div role=\"alert\" class=\"message message-error\">{e}</div>")).unwrap_or_default();
-        Resp::Page(ui::bare(
+        error = Some("Invalid code.");
+    }
+    let alert =
+        error.map(|e| format!("<div role=\"alert\" class=\"message message-error\">{e}</div>")).unwrap_or_default();
+    Resp::Page(ui::bare(
             "Google Authenticator / Magento Admin",
             &format!(
                 "<main class=\"login-box\"><h1>Google Authenticator</h1>{alert}\
@@ -119,7 +103,6 @@ impl Magento {
                  <button type=\"submit\" class=\"primary\">Confirm</button></form></main>"
             ),
         ))
-    }
 }
 
 fn login_page(error: Option<&str>) -> String {
@@ -214,16 +197,32 @@ fn dashboard(ctx: &Ctx) -> Resp {
     ctx.page("Dashboard", "", &body)
 }
 
-impl Handler for Magento {
-    fn handle(&self, req: &Req) -> Resp {
-        let mut inner = self.state.lock();
-        let inner = &mut *inner;
+/// The Magento admin's own part: its store, sessions, pages and login.
+pub struct Magento;
+
+impl Pages for Magento {
+    type Data = Store;
+    type Session = Session;
+
+    const SEED: fn() -> Store = Store::seed;
+
+    const LOGIN_FORM: LoginForm = LoginForm { url: "__MAGENTO__/admin/", user_label: "Username", button: "Sign in" };
+
+    /// v2's two-factor step.
+    fn after_login(version: Version) -> Vec<Step> {
+        match version {
+            Version::V1 => vec![],
+            Version::V2 => vec![fill("textbox", "Authenticator code", TFA_CODE), click("button", "Confirm")],
+        }
+    }
+
+    fn handle(version: Version, inner: &mut Inner, req: &Req) -> Resp {
         let path = req.path.trim_end_matches('/').to_string();
         let path = if path.is_empty() { "/".to_string() } else { path };
         let session = inner.session_id(req);
         // Public pages: the admin login, the storefront.
         if path == "/admin" || path == "/admin/admin" || path == "/admin/admin/index/index" {
-            return self.login(req, inner, session.as_deref());
+            return login(version, req, inner, session.as_deref());
         }
         if !path.starts_with("/admin") {
             return pages_content::storefront(&inner.data, &path);
@@ -234,59 +233,39 @@ impl Handler for Magento {
             return Resp::Redirect { to: "/admin/".into(), cookie: Some(String::new()) };
         }
         if path == "/admin/tfa/tfa/index" {
-            return self.two_factor(req, inner, &sid);
+            return two_factor(version, req, inner, &sid);
         }
         if !inner.session(&sid).is_some_and(|s| s.verified) {
             return Resp::redirect("/admin/tfa/tfa/index/");
         }
         let flash = inner.take_flash(&sid, req);
-        let mut ctx = Ctx { version: self.version, store: &mut inner.data, flash };
+        let mut ctx = Ctx { version, store: &mut inner.data, flash };
         let out = route(&mut ctx, req, &path);
         inner.finish(&sid, out)
     }
-
-    fn reset(&self) {
-        self.state.reset();
-    }
-
-    fn login_steps(&self) -> Vec<Step> {
-        login_steps(self.version)
-    }
-}
-
-/// The steps that sign in from a fresh browser (v2 adds the two-factor step).
-pub fn login_steps(version: Version) -> Vec<Step> {
-    let mut steps = sign_in("__MAGENTO__/admin/", "Username", USERNAME, PASSWORD, "Sign in");
-    if version == Version::V2 {
-        steps.push(fill("textbox", "Authenticator code", TFA_CODE));
-        steps.push(click("button", "Confirm"));
-    }
-    steps
-}
-
-/// The application of `version`.
-pub fn app(version: Version) -> Arc<dyn App> {
-    Arc::new(Magento::new(version))
 }
 
 #[cfg(test)]
 mod tests {
-    use skillshift_common::Version;
-
     use super::*;
+    use crate::kit::site::Site;
+    use crate::App;
+
+    /// Signs in as the admin: the redirect's target and the session's token.
+    fn admin(m: &Site<Magento>) -> (String, String) {
+        m.sign_in("/admin/", &[("login[username]", ADMIN_USER), ("login[password]", ADMIN_PASSWORD)])
+    }
 
     #[test]
     fn admin_pages_need_a_session_and_v2_the_second_factor() {
         for v in [Version::V1, Version::V2] {
-            let m = Magento::new(v);
+            let m = Site::<Magento>::new(v);
             let r = m.handle(&Req::get("/admin/sales/order/", None));
             assert_eq!(r, Resp::redirect("/admin/"), "{v}: no session");
             let r =
                 m.handle(&Req::post("/admin/", &[("login[username]", "admin"), ("login[password]", "wrong")], None));
             assert!(matches!(&r, Resp::Page(h) if h.contains("role=\"alert\"")), "{v}: a bad password is refused");
-            let r =
-                m.handle(&Req::post("/admin/", &[("login[username]", USERNAME), ("login[password]", PASSWORD)], None));
-            let Resp::Redirect { to, cookie: Some(token) } = r else { panic!("{v}: login sets a session") };
+            let (to, token) = admin(&m);
             let page = m.handle(&Req::get("/admin/admin/dashboard/", Some(&token)));
             if v == Version::V1 {
                 assert_eq!(to, "/admin/admin/dashboard/");
@@ -305,20 +284,16 @@ mod tests {
 
     #[test]
     fn reset_restores_the_seed_and_drops_sessions() {
-        let m = Magento::new(Version::V1);
-        let Resp::Redirect { cookie: Some(token), .. } =
-            m.handle(&Req::post("/admin/", &[("login[username]", USERNAME), ("login[password]", PASSWORD)], None))
-        else {
-            panic!("login")
-        };
-        let before = m.state.lock().data.order(1).map(|o| o.status.clone());
-        let open = m.state.lock().data.orders.iter().find(|o| o.status == "Pending").map(|o| o.id).unwrap_or(1);
+        let m = Site::<Magento>::new(Version::V1);
+        let (_, token) = admin(&m);
+        let before = m.lock().data.order(1).map(|o| o.status.clone());
+        let open = m.lock().data.orders.iter().find(|o| o.status == "Pending").map(|o| o.id).unwrap_or(1);
         let r = m.handle(&Req::post(&format!("/admin/sales/order/cancel/order_id/{open}/"), &[], Some(&token)));
         assert_eq!(r, Resp::redirect(format!("/admin/sales/order/view/order_id/{open}/")));
-        assert_eq!(m.state.lock().data.order(open).map(|o| o.status.as_str()), Some("Canceled"));
+        assert_eq!(m.lock().data.order(open).map(|o| o.status.as_str()), Some("Canceled"));
         App::reset(&m);
-        assert_ne!(m.state.lock().data.order(open).map(|o| o.status.as_str()), Some("Canceled"));
-        assert_eq!(m.state.lock().data.order(1).map(|o| o.status.clone()), before);
+        assert_ne!(m.lock().data.order(open).map(|o| o.status.as_str()), Some("Canceled"));
+        assert_eq!(m.lock().data.order(1).map(|o| o.status.clone()), before);
         assert_eq!(m.handle(&Req::get("/admin/sales/order/", Some(&token))), Resp::redirect("/admin/"));
     }
 }

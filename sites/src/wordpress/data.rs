@@ -81,12 +81,13 @@ pub struct Comment {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blog {
+    /// The site settings (`blogname`, `admin_email`, ...), by option name.
+    pub options: BTreeMap<String, String>,
     pub users: Vec<User>,
     pub categories: Vec<Term>,
     pub tags: Vec<Term>,
     pub posts: Vec<Post>,
     pub comments: Vec<Comment>,
-    pub options: BTreeMap<String, String>,
 }
 
 const STARTS: &[&str] = &[
@@ -385,7 +386,7 @@ impl Blog {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        Blog { users, categories, tags, posts, comments, options }
+        Blog { options, users, categories, tags, posts, comments }
     }
 
     pub fn post(&self, id: u32) -> Option<&Post> {
@@ -475,16 +476,13 @@ impl Blog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kit::rng::{distinct, same_twice};
 
     #[test]
     fn seed_is_deterministic_and_sized() {
-        let b = Blog::seed();
-        assert_eq!(b, Blog::seed());
+        let b = same_twice(Blog::seed);
         assert!(b.posts.iter().filter(|p| p.kind == "post").count() >= 240);
         assert_eq!(b.comments.len(), 420);
-        let mut logins: Vec<_> = b.users.iter().map(|u| &u.login).collect();
-        logins.sort();
-        logins.dedup();
-        assert_eq!(logins.len(), b.users.len(), "logins are unique");
+        assert_eq!(distinct(b.users.iter().map(|u| &u.login)), b.users.len(), "logins are unique");
     }
 }

@@ -2,27 +2,26 @@
 //! block editor as v2; see `sites/CHANGES.md` and shifts.md W1-W13): the
 //! login (v2 with the "Administration email verification" screen), the admin
 //! (posts, pages, comments, categories, tags, users, settings, appearance)
-//! and the public site. The site is a pure function of a request (a
-//! [`crate::kit::web::Handler`]); its blog and sessions live in a
-//! [`crate::kit::state::State`], whose `reset` swaps in a clone of the seed.
+//! and the public site. The site is a pure function of a request:
+//! [`WordPress`] is its [`Pages`], served as a
+//! [`Site`](crate::kit::site::Site) that keeps the blog and sessions and
+//! resets them to a clone of the seed.
 //!
 //! * [`data`]: the seeded blog; [`ui`]: admin chrome and list tables.
 //! * `pages_posts` (lists, quick edit), `editor` (the two editors),
 //!   `pages_admin` (comments, terms, users), `pages_site` (settings,
 //!   appearance), `public` (the theme).
-//! * [`tasks`] and [`skills`]: the task generator and the example skills.
-
-use std::sync::Arc;
+//! * [`tasks`]: the task generator and the example skills.
 
 use skillshift_common::skills::Step;
 use skillshift_common::Version;
 
-use crate::kit::state::{Live, State};
-use crate::kit::tasks::{click, sign_in};
+use crate::kit::site::{LoginForm, Pages, ADMIN_PASSWORD, ADMIN_USER};
+use crate::kit::state::Live;
+use crate::kit::tasks::click;
 use crate::kit::text::esc;
 use crate::kit::url::encode_query;
-use crate::kit::web::{Handler, Req, Resp};
-use crate::App;
+use crate::kit::web::{Req, Resp};
 
 pub mod data;
 mod editor;
@@ -30,31 +29,12 @@ mod pages_admin;
 mod pages_posts;
 mod pages_site;
 mod public;
-pub mod skills;
 pub mod tasks;
 pub mod ui;
 
 use crate::kit::state::{err, ok, Out};
 use data::Blog;
 use ui::Notice;
-
-pub const USERNAME: &str = "admin";
-pub const PASSWORD: &str = "admin1234";
-
-/// What WordPress keeps per session besides its notice.
-#[derive(Debug, Clone, Default)]
-struct Session {
-    /// v2: "Get started" was pressed in the block editor's welcome guide.
-    welcome_done: bool,
-}
-
-type Inner = Live<Blog, Session>;
-
-/// One version of WordPress.
-pub struct WordPress {
-    version: Version,
-    state: State<Blog, Session>,
-}
 
 /// What an admin screen handler sees.
 pub struct Ctx<'a> {
@@ -86,46 +66,50 @@ impl Ctx<'_> {
     }
 }
 
-impl WordPress {
-    pub fn new(version: Version) -> WordPress {
-        WordPress { version, state: State::new(Blog::seed()) }
-    }
+/// What WordPress keeps per session besides its notice.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    /// v2: "Get started" was pressed in the block editor's welcome guide.
+    welcome_done: bool,
+}
 
-    fn login(&self, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
-        let v2 = self.version == Version::V2;
-        match req.q("action") {
-            Some("logout") => {
-                if let Some(s) = session {
-                    inner.close(s);
-                }
-                return Resp::Redirect { to: "/wp-login.php?loggedout=true".into(), cookie: Some(String::new()) };
+type Inner = Live<Blog, Session>;
+
+fn login(version: Version, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
+    let v2 = version == Version::V2;
+    match req.q("action") {
+        Some("logout") => {
+            if let Some(s) = session {
+                inner.close(s);
             }
-            Some("confirm_admin_email") if v2 && session.is_some() => {
-                if req.post {
-                    return Resp::redirect("/wp-admin/");
-                }
-                return Resp::Page(verify_email_page(inner.data.opt("admin_email")));
+            return Resp::Redirect { to: "/wp-login.php?loggedout=true".into(), cookie: Some(String::new()) };
+        }
+        Some("confirm_admin_email") if v2 && session.is_some() => {
+            if req.post {
+                return Resp::redirect("/wp-admin/");
             }
-            _ => {}
+            return Resp::Page(verify_email_page(inner.data.opt("admin_email")));
         }
-        if req.post {
-            let user = req.f("log").map(str::trim);
-            let good = (user == Some(USERNAME) || user == Some("admin@example.com")) && req.f("pwd") == Some(PASSWORD);
-            if !good {
-                return Resp::Page(login_page(Some(
-                    "Error: The password you entered for the username admin is incorrect. Lost your password?",
-                )));
-            }
-            let token = inner.open("wp", 0x2545_F491, Session::default());
-            let to = if v2 { "/wp-login.php?action=confirm_admin_email" } else { "/wp-admin/" };
-            return Resp::Redirect { to: to.into(), cookie: Some(token) };
-        }
-        if session.is_some() && req.q("loggedout").is_none() {
-            return Resp::redirect("/wp-admin/");
-        }
-        let msg = req.q("loggedout").map(|_| "You are now logged out.");
-        Resp::Page(login_page_with(None, msg))
+        _ => {}
     }
+    if req.post {
+        let user = req.f("log").map(str::trim);
+        let good =
+            (user == Some(ADMIN_USER) || user == Some("admin@example.com")) && req.f("pwd") == Some(ADMIN_PASSWORD);
+        if !good {
+            return Resp::Page(login_page(Some(
+                "Error: The password you entered for the username admin is incorrect. Lost your password?",
+            )));
+        }
+        let token = inner.open("wp", 0x2545_F491, Session::default());
+        let to = if v2 { "/wp-login.php?action=confirm_admin_email" } else { "/wp-admin/" };
+        return Resp::Redirect { to: to.into(), cookie: Some(token) };
+    }
+    if session.is_some() && req.q("loggedout").is_none() {
+        return Resp::redirect("/wp-admin/");
+    }
+    let msg = req.q("loggedout").map(|_| "You are now logged out.");
+    Resp::Page(login_page_with(None, msg))
 }
 
 fn login_page(error: Option<&str>) -> String {
@@ -191,19 +175,36 @@ fn route(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
     }
 }
 
-impl Handler for WordPress {
-    fn handle(&self, req: &Req) -> Resp {
-        let mut inner = self.state.lock();
-        let inner = &mut *inner;
+/// WordPress's own part: its blog, sessions, screens and login.
+pub struct WordPress;
+
+impl Pages for WordPress {
+    type Data = Blog;
+    type Session = Session;
+
+    const SEED: fn() -> Blog = Blog::seed;
+
+    const LOGIN_FORM: LoginForm =
+        LoginForm { url: "__WORDPRESS__/wp-login.php", user_label: "Username or Email Address", button: "Log In" };
+
+    /// v2 confirms the admin email (W12).
+    fn after_login(version: Version) -> Vec<Step> {
+        match version {
+            Version::V1 => vec![],
+            Version::V2 => vec![click("button", "The email is correct")],
+        }
+    }
+
+    fn handle(version: Version, inner: &mut Inner, req: &Req) -> Resp {
         let session = inner.session_id(req);
         if req.path == "/wp-login.php" {
-            return self.login(req, inner, session.as_deref());
+            return login(version, req, inner, session.as_deref());
         }
         if !req.path.starts_with("/wp-admin") {
             if req.path == "/wp-comments-post.php" && req.post {
                 return public::post_comment(&mut inner.data, req);
             }
-            return public::route(self.version, &inner.data, req);
+            return public::route(version, &inner.data, req);
         }
         let Some(sid) = session else {
             return Resp::redirect(format!("/wp-login.php?redirect_to={}", encode_query(&req.path)));
@@ -220,55 +221,34 @@ impl Handler for WordPress {
         }
         let notice = inner.take_flash(&sid, req);
         let welcome_done = inner.session(&sid).is_some_and(|s| s.welcome_done);
-        let mut ctx = Ctx { version: self.version, blog: &mut inner.data, notice, welcome_done };
+        let mut ctx = Ctx { version, blog: &mut inner.data, notice, welcome_done };
         let out = route(&mut ctx, req, file);
         inner.finish(&sid, out)
     }
-
-    fn reset(&self) {
-        self.state.reset();
-    }
-
-    fn login_steps(&self) -> Vec<Step> {
-        login_steps(self.version)
-    }
-}
-
-/// The steps that log in from a fresh browser (v2 confirms the admin email, W12).
-pub fn login_steps(version: Version) -> Vec<Step> {
-    let mut steps = sign_in("__WORDPRESS__/wp-login.php", "Username or Email Address", USERNAME, PASSWORD, "Log In");
-    if version == Version::V2 {
-        steps.push(click("button", "The email is correct"));
-    }
-    steps
-}
-
-/// The application of `version`.
-pub fn app(version: Version) -> Arc<dyn App> {
-    Arc::new(WordPress::new(version))
 }
 
 #[cfg(test)]
 mod tests {
-    use skillshift_common::Version;
-
     use super::*;
+    use crate::kit::site::Site;
+    use crate::App;
+
+    const ADMIN: &[(&str, &str)] = &[("log", ADMIN_USER), ("pwd", ADMIN_PASSWORD)];
 
     #[test]
     fn admin_needs_a_session_and_reset_drops_it() {
         for v in [Version::V1, Version::V2] {
-            let wp = WordPress::new(v);
+            let wp = Site::<WordPress>::new(v);
             let r = wp.handle(&Req::get("/wp-admin/edit.php", None));
             assert!(matches!(&r, Resp::Redirect { to, .. } if to.starts_with("/wp-login.php")), "{v}: {r:?}");
-            let r = wp.handle(&Req::post("/wp-login.php", &[("log", USERNAME), ("pwd", PASSWORD)], None));
-            let Resp::Redirect { to, cookie: Some(token) } = r else { panic!("{v}: login sets a session") };
+            let (to, token) = wp.sign_in("/wp-login.php", ADMIN);
             let want = if v == Version::V2 { "/wp-login.php?action=confirm_admin_email" } else { "/wp-admin/" };
             assert_eq!(to, want);
             let r = wp.handle(&Req::get("/wp-admin/post.php?post=12&action=trash", Some(&token)));
             assert!(matches!(r, Resp::Redirect { .. }));
-            assert_eq!(wp.state.lock().data.post(12).map(|p| p.status.as_str()), Some("trash"));
+            assert_eq!(wp.lock().data.post(12).map(|p| p.status.as_str()), Some("trash"));
             App::reset(&wp);
-            assert_ne!(wp.state.lock().data.post(12).map(|p| p.status.as_str()), Some("trash"));
+            assert_ne!(wp.lock().data.post(12).map(|p| p.status.as_str()), Some("trash"));
             let r = wp.handle(&Req::get("/wp-admin/edit.php", Some(&token)));
             assert!(
                 matches!(&r, Resp::Redirect { to, .. } if to.starts_with("/wp-login.php")),
@@ -279,12 +259,8 @@ mod tests {
 
     #[test]
     fn the_block_editor_shows_the_welcome_guide_until_get_started() {
-        let wp = WordPress::new(Version::V2);
-        let Resp::Redirect { cookie: Some(token), .. } =
-            wp.handle(&Req::post("/wp-login.php", &[("log", USERNAME), ("pwd", PASSWORD)], None))
-        else {
-            panic!("login")
-        };
+        let wp = Site::<WordPress>::new(Version::V2);
+        let (_, token) = wp.sign_in("/wp-login.php", ADMIN);
         let editor = "/wp-admin/post.php?post=12&action=edit";
         let Resp::Page(html) = wp.handle(&Req::get(editor, Some(&token))) else { panic!("editor") };
         assert!(html.contains("Welcome to the Block Editor") && !html.contains("id=\"adminmenu\""), "W8 and W9");

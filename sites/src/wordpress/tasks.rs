@@ -1,13 +1,14 @@
 //! The WordPress task generator: 19 intent templates instantiated from the
 //! seeded blog into 79 tasks (32 string_match, 27 program_html, 20
-//! url_match), with a reference solution per version. As for Magento, a
-//! template's solution is one function of (version, values) and the example
-//! skill is that function at v1 with `{{param}}` placeholders.
+//! url_match), with a reference solution per version, and the example
+//! skills. As for Magento, each row of [`TEMPLATES`] carries its solution,
+//! one function of (version, values); the example skill is that function at
+//! v1 with `{{param}}` placeholders ([`crate::kit::tasks::skills`]).
 
-use skillshift_common::skills::Step;
+use skillshift_common::skills::{Skill, Step};
 use skillshift_common::{Site, Version};
 
-use crate::kit::tasks::{assemble, click, click_nth, fill, is_v2, read, select, tpl, Check, Inst, Template};
+use crate::kit::tasks::{assemble, click, click_nth, fill, is_v2, read, select, tpl, Check, Groups, Inst, Template};
 use crate::kit::text::slug;
 use crate::kit::url::encode_query;
 use crate::GeneratedTask;
@@ -18,25 +19,131 @@ const START: &str = "__WORDPRESS__/wp-admin/";
 const W: &str = "__WORDPRESS__";
 
 pub const TEMPLATES: &[Template] = &[
-    tpl!(0, "wordpress_post_author", "Who wrote the post {{post}}?", ["post"]),
-    tpl!(1, "wordpress_post_comment_count", "How many approved comments does the post {{post}} have?", ["post"]),
-    tpl!(2, "wordpress_user_email", "What is the email address of the user {{user}}?", ["user"]),
-    tpl!(3, "wordpress_user_role", "What role does the user {{user}} have?", ["user"]),
-    tpl!(4, "wordpress_category_count", "How many published posts are in the category {{category}}?", ["category"]),
-    tpl!(5, "wordpress_commenter_count", "How many comments has {{author}} left (approved or pending)?", ["author"]),
-    tpl!(6, "wordpress_publish_post", "Publish a new post titled {{title}} with the text {{text}}", ["title", "text"]),
-    tpl!(7, "wordpress_rename_post", "Rename the post {{post}} to {{title}}", ["post", "title"]),
-    tpl!(8, "wordpress_tag_post", "Add the tag {{tag}} to the post {{post}}", ["post", "tag"]),
-    tpl!(9, "wordpress_approve_comment", "Approve the pending comment by {{author}}", ["author"]),
-    tpl!(10, "wordpress_trash_post", "Move the post {{post}} to the Trash", ["post"]),
-    tpl!(11, "wordpress_quick_draft", "Use Quick Edit to set the post {{post}} back to Draft", ["post"]),
-    tpl!(12, "wordpress_user_set_role", "Change the role of the user {{user}} to {{role}}", ["user", "role"]),
-    tpl!(13, "wordpress_site_title", "Change the site title to {{title}}", ["title"]),
-    tpl!(14, "wordpress_open_editor", "Open the editor for the post {{post}}", ["post"]),
-    tpl!(15, "wordpress_category_archive", "Open the public archive of the category {{category}}", ["category"]),
-    tpl!(16, "wordpress_appearance_screen", "Open Appearance > {{screen}}", ["screen"]),
-    tpl!(17, "wordpress_open_user", "Open the profile editing screen of the user {{user}}", ["user"]),
-    tpl!(18, "wordpress_view_post", "Open the public page of the post {{post}}", ["post"]),
+    tpl!(0, "wordpress_post_author", "Who wrote the post {{post}}?", ["post"], |_, a, _| cell(posts(a), "Author", a)),
+    tpl!(
+        1,
+        "wordpress_post_comment_count",
+        "How many approved comments does the post {{post}} have?",
+        ["post"],
+        |_, a, _| cell(posts(a), "Comments", a)
+    ),
+    tpl!(2, "wordpress_user_email", "What is the email address of the user {{user}}?", ["user"], |_, a, _| cell(
+        users(a),
+        "Email",
+        a
+    )),
+    tpl!(3, "wordpress_user_role", "What role does the user {{user}} have?", ["user"], |_, a, _| cell(
+        users(a),
+        "Role",
+        a
+    )),
+    tpl!(
+        4,
+        "wordpress_category_count",
+        "How many published posts are in the category {{category}}?",
+        ["category"],
+        |_, a, _| cell(search(&["Posts", "Categories"], "Search Categories", a), "Count", a)
+    ),
+    tpl!(
+        5,
+        "wordpress_commenter_count",
+        "How many comments has {{author}} left (approved or pending)?",
+        ["author"],
+        |_, a, _| cat(vec![search(&["Comments"], "Search Comments", a), vec![read("status", "Number of items")]])
+    ),
+    tpl!(
+        6,
+        "wordpress_publish_post",
+        "Publish a new post titled {{title}} with the text {{text}}",
+        ["title", "text"],
+        |v, a, b| {
+            let mut s =
+                vec![click("link", "Posts"), click_nth("link", if is_v2(v) { "Add New Post" } else { "Add New" }, 0)];
+            if is_v2(v) {
+                s.push(click("button", "Get started"));
+                s.push(fill("textbox", "Add title", a));
+                s.push(fill("textbox", "Empty block; start writing or type forward slash to choose a block", b));
+                s.push(click("button", "Publish"));
+                s.push(click_nth("button", "Publish", 1));
+            } else {
+                s.push(fill("textbox", "Enter title here", a));
+                s.push(fill("textbox", "Post content", b));
+                s.push(click("button", "Publish"));
+            }
+            s
+        }
+    ),
+    tpl!(7, "wordpress_rename_post", "Rename the post {{post}} to {{title}}", ["post", "title"], |v, a, b| cat(vec![
+        edit(v, a),
+        vec![fill("textbox", title_box(v), b), click("button", if is_v2(v) { "Save" } else { "Update" })],
+    ])),
+    tpl!(8, "wordpress_tag_post", "Add the tag {{tag}} to the post {{post}}", ["post", "tag"], |v, a, b| {
+        let tail = if is_v2(v) {
+            vec![click("button", "Tags"), fill("textbox", "Add New Tag", b), click("button", "Save")]
+        } else {
+            vec![fill("textbox", "Add New Tag", b), click("button", "Add"), click("button", "Update")]
+        };
+        cat(vec![edit(v, a), tail])
+    }),
+    tpl!(9, "wordpress_approve_comment", "Approve the pending comment by {{author}}", ["author"], |_, a, _| open(
+        search(&["Comments"], "Search Comments", a),
+        "Approve this comment"
+    )),
+    tpl!(10, "wordpress_trash_post", "Move the post {{post}} to the Trash", ["post"], |_, a, _| open(
+        posts(a),
+        &format!("Move “{a}” to the Trash")
+    )),
+    tpl!(
+        11,
+        "wordpress_quick_draft",
+        "Use Quick Edit to set the post {{post}} back to Draft",
+        ["post"],
+        |v, a, _| cat(vec![
+            posts(a),
+            vec![
+                click(if is_v2(v) { "button" } else { "link" }, &format!("Quick edit “{a}” inline")),
+                select("Status", "Draft"),
+                click("button", "Update"),
+            ],
+        ])
+    ),
+    tpl!(
+        12,
+        "wordpress_user_set_role",
+        "Change the role of the user {{user}} to {{role}}",
+        ["user", "role"],
+        |_, a, b| cat(vec![users(a), vec![click("link", "Edit"), select("Role", b), click("button", "Update User")]])
+    ),
+    tpl!(13, "wordpress_site_title", "Change the site title to {{title}}", ["title"], |_, a, _| vec![
+        click("link", "Settings"),
+        fill("textbox", "Site Title", a),
+        click("button", "Save Changes")
+    ]),
+    tpl!(14, "wordpress_open_editor", "Open the editor for the post {{post}}", ["post"], |_, a, _| open(
+        posts(a),
+        &format!("Edit “{a}”")
+    )),
+    tpl!(
+        15,
+        "wordpress_category_archive",
+        "Open the public archive of the category {{category}}",
+        ["category"],
+        |_, a, _| open(search(&["Posts", "Categories"], "Search Categories", a), &format!("View “{a}” archive"))
+    ),
+    tpl!(16, "wordpress_appearance_screen", "Open Appearance > {{screen}}", ["screen"], |v, a, _| match (
+        is_v2(v),
+        site_editor_item(a)
+    ) {
+        (true, Some((item, _))) => vec![click("link", "Appearance"), click("link", "Editor"), click("link", item)],
+        _ => vec![click("link", "Appearance"), click("link", a)],
+    }),
+    tpl!(17, "wordpress_open_user", "Open the profile editing screen of the user {{user}}", ["user"], |_, a, _| cat(
+        vec![users(a), vec![click("link", "Edit")]]
+    )),
+    tpl!(18, "wordpress_view_post", "Open the public page of the post {{post}}", ["post"], |_, a, _| open(
+        posts(a),
+        &format!("View “{a}”")
+    )),
 ];
 
 fn cat(parts: Vec<Vec<Step>>) -> Vec<Step> {
@@ -48,6 +155,16 @@ fn search(menu: &[&str], label: &str, kw: &str) -> Vec<Step> {
     v.push(fill("searchbox", &format!("{label}:"), kw));
     v.push(click("button", label));
     v
+}
+
+/// Reads the cell of `column` in the row of `row` in the list `list` leads to.
+fn cell(list: Vec<Step>, column: &str, row: &str) -> Vec<Step> {
+    cat(vec![list, vec![read("cell", &format!("{column} {row}"))]])
+}
+
+/// Clicks the link named `link` in the list `list` leads to.
+fn open(list: Vec<Step>, link: &str) -> Vec<Step> {
+    cat(vec![list, vec![click("link", link)]])
 }
 
 fn posts(p: &str) -> Vec<Step> {
@@ -85,74 +202,6 @@ fn site_editor_item(screen: &str) -> Option<(&'static str, &'static str)> {
     }
 }
 
-/// The solution of template `t` in version `v` for `values` (placeholders for skills).
-pub fn solution(t: u32, v: Version, x: &[String]) -> Vec<Step> {
-    let a = x.first().map(String::as_str).unwrap_or("");
-    let b = x.get(1).map(String::as_str).unwrap_or("");
-    let v2 = is_v2(v);
-    match t {
-        0 => cat(vec![posts(a), vec![read("cell", &format!("Author {a}"))]]),
-        1 => cat(vec![posts(a), vec![read("cell", &format!("Comments {a}"))]]),
-        2 => cat(vec![users(a), vec![read("cell", &format!("Email {a}"))]]),
-        3 => cat(vec![users(a), vec![read("cell", &format!("Role {a}"))]]),
-        4 => cat(vec![
-            search(&["Posts", "Categories"], "Search Categories", a),
-            vec![read("cell", &format!("Count {a}"))],
-        ]),
-        5 => cat(vec![search(&["Comments"], "Search Comments", a), vec![read("status", "Number of items")]]),
-        6 => {
-            let mut s = vec![click("link", "Posts"), click_nth("link", if v2 { "Add New Post" } else { "Add New" }, 0)];
-            if v2 {
-                s.push(click("button", "Get started"));
-                s.push(fill("textbox", "Add title", a));
-                s.push(fill("textbox", "Empty block; start writing or type forward slash to choose a block", b));
-                s.push(click("button", "Publish"));
-                s.push(click_nth("button", "Publish", 1));
-            } else {
-                s.push(fill("textbox", "Enter title here", a));
-                s.push(fill("textbox", "Post content", b));
-                s.push(click("button", "Publish"));
-            }
-            s
-        }
-        7 => cat(vec![
-            edit(v, a),
-            vec![fill("textbox", title_box(v), b), click("button", if v2 { "Save" } else { "Update" })],
-        ]),
-        8 => {
-            let tail = if v2 {
-                vec![click("button", "Tags"), fill("textbox", "Add New Tag", b), click("button", "Save")]
-            } else {
-                vec![fill("textbox", "Add New Tag", b), click("button", "Add"), click("button", "Update")]
-            };
-            cat(vec![edit(v, a), tail])
-        }
-        9 => cat(vec![search(&["Comments"], "Search Comments", a), vec![click("link", "Approve this comment")]]),
-        10 => cat(vec![posts(a), vec![click("link", &format!("Move “{a}” to the Trash"))]]),
-        11 => cat(vec![
-            posts(a),
-            vec![
-                click(if v2 { "button" } else { "link" }, &format!("Quick edit “{a}” inline")),
-                select("Status", "Draft"),
-                click("button", "Update"),
-            ],
-        ]),
-        12 => cat(vec![users(a), vec![click("link", "Edit"), select("Role", b), click("button", "Update User")]]),
-        13 => vec![click("link", "Settings"), fill("textbox", "Site Title", a), click("button", "Save Changes")],
-        14 => cat(vec![posts(a), vec![click("link", &format!("Edit “{a}”"))]]),
-        15 => cat(vec![
-            search(&["Posts", "Categories"], "Search Categories", a),
-            vec![click("link", &format!("View “{a}” archive"))],
-        ]),
-        16 => match (v2, site_editor_item(a)) {
-            (true, Some((item, _))) => vec![click("link", "Appearance"), click("link", "Editor"), click("link", item)],
-            _ => vec![click("link", "Appearance"), click("link", a)],
-        },
-        17 => cat(vec![users(a), vec![click("link", "Edit")]]),
-        _ => cat(vec![posts(a), vec![click("link", &format!("View “{a}”"))]]),
-    }
-}
-
 const NEW_POSTS: &[(&str, &str)] = &[
     ("Our Spring Reading List", "Five books the team could not put down this spring."),
     ("Behind the Scenes of the Newsletter", "How a small team writes, edits and ships every week."),
@@ -175,12 +224,7 @@ fn spread<'a, T>(items: &[&'a T], n: usize, from: usize, keep: impl Fn(&T) -> bo
 
 fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
     let b = Blog::seed();
-    let inst = |t: u32, values: Vec<String>, check: Check| Inst {
-        solution: solution(t, v, &values),
-        values,
-        start: START.into(),
-        check,
-    };
+    let inst = |values: Vec<String>, check: Check| Inst { values, start: START.into(), check };
     let posts: Vec<&Post> = b.posts.iter().filter(|p| p.kind == "post").collect();
     let one = |p: &Post| b.search_posts("post", "all", &p.title).len() == 1;
     let live = |p: &Post| p.status == "publish" && one(p);
@@ -199,100 +243,49 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
         text,
         exact,
     };
-    let mut g: Vec<Vec<Inst>> = Vec::new();
-    g.push(
-        spread(&posts, 6, 3, one)
-            .iter()
-            .map(|p| {
-                inst(0, vec![p.title.clone()], Check::Answer(b.user(p.author).map(|u| u.display()).unwrap_or_default()))
-            })
-            .collect(),
-    );
-    g.push(
-        spread(&posts, 5, 11, one)
-            .iter()
-            .map(|p| inst(1, vec![p.title.clone()], Check::Answer(b.approved_count(p.id).to_string())))
-            .collect(),
-    );
-    g.push(
-        spread(&users, 6, 2, one_user)
-            .iter()
-            .map(|u| inst(2, vec![u.login.clone()], Check::Answer(u.email.clone())))
-            .collect(),
-    );
-    g.push(
-        spread(&users, 5, 7, one_user)
-            .iter()
-            .map(|u| inst(3, vec![u.login.clone()], Check::Answer(Blog::role_label(&u.role).into())))
-            .collect(),
-    );
-    g.push(
-        spread(&cats, 5, 1, one_cat)
-            .iter()
-            .map(|c| inst(4, vec![c.name.clone()], Check::Answer(b.term_count(c.id).to_string())))
-            .collect(),
-    );
-    g.push(
-        spread(&author_refs, 5, 4, |_| true)
-            .iter()
-            .map(|a| inst(5, vec![(*a).clone()], Check::Answer(b.search_comments("all", a, None).len().to_string())))
-            .collect(),
-    );
-    g.push(
-        NEW_POSTS
-            .iter()
-            .map(|(t, c)| {
-                inst(
-                    6,
-                    vec![(*t).into(), (*c).into()],
-                    html(format!("{W}/?s={}", encode_query(t)), "", (*c).into(), false),
-                )
-            })
-            .collect(),
-    );
+    let mut g = Groups::new(TEMPLATES);
+    g.add(spread(&posts, 6, 3, one), |p| {
+        inst(vec![p.title.clone()], Check::Answer(b.user(p.author).map(|u| u.display()).unwrap_or_default()))
+    });
+    g.add(spread(&posts, 5, 11, one), |p| {
+        inst(vec![p.title.clone()], Check::Answer(b.approved_count(p.id).to_string()))
+    });
+    g.add(spread(&users, 6, 2, one_user), |u| inst(vec![u.login.clone()], Check::Answer(u.email.clone())));
+    g.add(spread(&users, 5, 7, one_user), |u| {
+        inst(vec![u.login.clone()], Check::Answer(Blog::role_label(&u.role).into()))
+    });
+    g.add(spread(&cats, 5, 1, one_cat), |c| inst(vec![c.name.clone()], Check::Answer(b.term_count(c.id).to_string())));
+    g.add(spread(&author_refs, 5, 4, |_| true), |a| {
+        inst(vec![(*a).clone()], Check::Answer(b.search_comments("all", a, None).len().to_string()))
+    });
+    g.add(NEW_POSTS, |(t, c)| {
+        inst(vec![(*t).into(), (*c).into()], html(format!("{W}/?s={}", encode_query(t)), "", (*c).into(), false))
+    });
     let title_loc = if is_v2(v) {
         "document.querySelector(\"#post-title-0\").value"
     } else {
         "document.querySelector(\"#title\").value"
     };
-    g.push(
-        spread(&posts, 4, 17, live)
-            .iter()
-            .map(|p| {
-                let new = format!("{}: A Second Look", p.title);
-                inst(7, vec![p.title.clone(), new.clone()], html(edit_url(p.id), title_loc, new, true))
-            })
-            .collect(),
-    );
-    g.push(
-        spread(&posts, 4, 23, live)
-            .iter()
-            .zip(NEW_TAGS)
-            .map(|(p, tag)| {
-                inst(
-                    8,
-                    vec![p.title.clone(), (*tag).into()],
-                    html(format!("{W}/tag/{}/", slug(tag)), "", p.title.clone(), false),
-                )
-            })
-            .collect(),
-    );
-    g.push(
+    g.add(spread(&posts, 4, 17, live), |p| {
+        let new = format!("{}: A Second Look", p.title);
+        inst(vec![p.title.clone(), new.clone()], html(edit_url(p.id), title_loc, new, true))
+    });
+    g.add(spread(&posts, 4, 23, live).iter().zip(NEW_TAGS), |(p, tag)| {
+        inst(vec![p.title.clone(), (*tag).into()], html(format!("{W}/tag/{}/", slug(tag)), "", p.title.clone(), false))
+    });
+    g.add(
         spread(&author_refs, 4, 9, |a| {
             let found = b.search_comments("all", a, None);
             found.iter().filter(|c| c.status == "pending").count() == 1
-        })
-        .iter()
-        .map(|a| {
+        }),
+        |a| {
             let c = b.search_comments("all", a, None).into_iter().find(|c| c.status == "pending");
             let (post, text) = c.map(|c| (c.post, c.content.clone())).unwrap_or_default();
             inst(
-                9,
                 vec![(*a).clone()],
                 html(format!("{W}/?p={post}"), "document.querySelector(\".comment-list\").innerText", text, false),
             )
-        })
-        .collect(),
+        },
     );
     let list_check = |status: &str, p: &Post| {
         html(
@@ -302,88 +295,54 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
             false,
         )
     };
-    g.push(
-        spread(&posts, 3, 31, live).iter().map(|p| inst(10, vec![p.title.clone()], list_check("trash", p))).collect(),
-    );
-    g.push(
-        spread(&posts, 3, 41, live).iter().map(|p| inst(11, vec![p.title.clone()], list_check("draft", p))).collect(),
-    );
-    g.push(
-        spread(&users, 3, 13, |u| one_user(u) && u.role != "editor")
-            .iter()
-            .map(|u| {
-                inst(
-                    12,
-                    vec![u.login.clone(), "Editor".into()],
-                    html(
-                        format!("{W}/wp-admin/user-edit.php?user_id={}", u.id),
-                        "document.querySelector(\"#role\").value",
-                        "editor".into(),
-                        true,
-                    ),
-                )
-            })
-            .collect(),
-    );
-    g.push(
-        SITE_TITLES
-            .iter()
-            .map(|t| {
-                inst(
-                    13,
-                    vec![(*t).into()],
-                    html(
-                        format!("{W}/wp-admin/options-general.php"),
-                        "document.querySelector(\"#blogname\").value",
-                        (*t).into(),
-                        true,
-                    ),
-                )
-            })
-            .collect(),
-    );
-    g.push(
-        spread(&posts, 5, 47, one)
-            .iter()
-            .map(|p| inst(14, vec![p.title.clone()], Check::Url(edit_url(p.id))))
-            .collect(),
-    );
-    g.push(
-        spread(&cats, 5, 5, one_cat)
-            .iter()
-            .map(|c| inst(15, vec![c.name.clone()], Check::Url(format!("{W}/category/{}/", c.slug))))
-            .collect(),
-    );
-    g.push(
-        SCREENS
-            .iter()
-            .map(|(s, v1_url)| {
-                let url = match (is_v2(v), site_editor_item(s)) {
-                    (true, Some((_, u))) => u,
-                    _ => v1_url,
-                };
-                inst(16, vec![(*s).into()], Check::Url(format!("{W}{url}")))
-            })
-            .collect(),
-    );
-    g.push(
-        spread(&users, 3, 19, one_user)
-            .iter()
-            .map(|u| {
-                inst(17, vec![u.login.clone()], Check::Url(format!("{W}/wp-admin/user-edit.php?user_id={}", u.id)))
-            })
-            .collect(),
-    );
-    g.push(
-        spread(&posts, 3, 53, live)
-            .iter()
-            .map(|p| inst(18, vec![p.title.clone()], Check::Url(format!("{W}{}", p.permalink()))))
-            .collect(),
-    );
-    TEMPLATES.iter().zip(g).collect()
+    g.add(spread(&posts, 3, 31, live), |p| inst(vec![p.title.clone()], list_check("trash", p)));
+    g.add(spread(&posts, 3, 41, live), |p| inst(vec![p.title.clone()], list_check("draft", p)));
+    g.add(spread(&users, 3, 13, |u| one_user(u) && u.role != "editor"), |u| {
+        inst(
+            vec![u.login.clone(), "Editor".into()],
+            html(
+                format!("{W}/wp-admin/user-edit.php?user_id={}", u.id),
+                "document.querySelector(\"#role\").value",
+                "editor".into(),
+                true,
+            ),
+        )
+    });
+    g.add(SITE_TITLES, |t| {
+        inst(
+            vec![(*t).into()],
+            html(
+                format!("{W}/wp-admin/options-general.php"),
+                "document.querySelector(\"#blogname\").value",
+                (*t).into(),
+                true,
+            ),
+        )
+    });
+    g.add(spread(&posts, 5, 47, one), |p| inst(vec![p.title.clone()], Check::Url(edit_url(p.id))));
+    g.add(spread(&cats, 5, 5, one_cat), |c| {
+        inst(vec![c.name.clone()], Check::Url(format!("{W}/category/{}/", c.slug)))
+    });
+    g.add(SCREENS, |(s, v1_url)| {
+        let url = match (is_v2(v), site_editor_item(s)) {
+            (true, Some((_, u))) => u,
+            _ => v1_url,
+        };
+        inst(vec![(*s).into()], Check::Url(format!("{W}{url}")))
+    });
+    g.add(spread(&users, 3, 19, one_user), |u| {
+        inst(vec![u.login.clone()], Check::Url(format!("{W}/wp-admin/user-edit.php?user_id={}", u.id)))
+    });
+    g.add(spread(&posts, 3, 53, live), |p| inst(vec![p.title.clone()], Check::Url(format!("{W}{}", p.permalink()))));
+    g.done()
 }
 
 /// The 79 WordPress tasks of version `v`.
 pub fn generate(v: Version) -> Vec<GeneratedTask> {
-    assemble(Site::Wordpress, instances(v), Site::Wordpress.n_tasks())
+    assemble(Site::Wordpress, v, instances(v), Site::Wordpress.n_tasks())
+}
+
+/// The example library's WordPress skills: one per template, its v1 solution.
+pub fn skills() -> Vec<Skill> {
+    crate::kit::tasks::skills(Site::Wordpress, TEMPLATES)
 }
