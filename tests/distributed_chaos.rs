@@ -115,7 +115,7 @@ fn sweep_watch_rides_out_a_coordinator_restart_and_exits_0_when_the_sweep_is_don
     let mut watch = std::process::Command::new(support::BIN)
         .args(["sweep", "watch", &id])
         .env("SKILLSHIFT_COORDINATOR", sb.url())
-        .env_remove("SKILLSHIFT_TOKEN")
+        .env("SKILLSHIFT_TOKEN", sb.opts.token.clone().unwrap_or_default())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -124,7 +124,10 @@ fn sweep_watch_rides_out_a_coordinator_restart_and_exits_0_when_the_sweep_is_don
     sb.kill_coordinator();
     // Long enough for the watch to see its stream break and its reconnections refused.
     std::thread::sleep(Duration::from_millis(2000));
-    assert!(watch.try_wait().expect("watch status").is_none(), "watch quit while the coordinator was down");
+    if watch.try_wait().expect("watch status").is_some() {
+        let out = watch.wait_with_output().expect("watch output");
+        panic!("watch quit while the coordinator was down: {}", String::from_utf8_lossy(&out.stderr));
+    }
     let addr = sb.addr.clone();
     sb.start_coordinator(&addr);
     sb.wait_state(&id, "done", Duration::from_secs(90));
