@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A small example agent for skillshift's external agent protocol (formats §10). Python 3, stdlib only.
+"""A small example agent for skillshift's external agent protocol (docs/formats.md#agent-protocol). Python 3, stdlib only.
 
 Run it with:  skillshift run UID --condition src --agent 'cmd:python3 examples/agent.py'
 

@@ -1,4 +1,4 @@
-//! Cells and macro marginals (formats §4.3-4.6).
+//! Cells and macro marginals (docs/formats.md#cells).
 //!
 //! A cell is (site, condition). Over its evaluable records, pooled across
 //! reps: SR = 100 x successes / evaluable; AS = mean steps over every

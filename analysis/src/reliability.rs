@@ -1,4 +1,4 @@
-//! Capability versus reliability over repeated runs (seed 001, formats §5).
+//! Capability versus reliability over repeated runs (docs/formats.md#reliability, docs/formats.md#summary).
 //!
 //! Per (family, condition) with n evaluable reps and c successes:
 //! pass@k = 1 - C(n-c, k) / C(n, k) (at least one of k attempts succeeds) and

@@ -1,4 +1,4 @@
-//! The paper's Table 1 as printed, `data/paper/table1.json` (formats §6): one
+//! The paper's Table 1 as printed, `data/paper/table1.json` (docs/formats.md#leaderboard): one
 //! row per (method, metric) with its ten numbers. Only rows the seeds print
 //! are transcribed (AWM's SR); the others are absent, never invented.
 

@@ -1,4 +1,4 @@
-//! Identifiers of formats §1: sites, versions, conditions, uids and families.
+//! Identifiers of docs/formats.md#identifiers: sites, versions, conditions, uids and families.
 //!
 //! Every enum prints and parses its canonical lowercase spelling, and its
 //! `ALL` constant lists the values in the order tables are printed in.
@@ -98,7 +98,7 @@ pub enum Shift {
 }
 
 impl Site {
-    /// Number of task families per version (formats §2).
+    /// Number of task families per version (docs/formats.md#task-files).
     pub fn n_tasks(self) -> usize {
         match self {
             Site::Gitlab => 162,

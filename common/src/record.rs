@@ -1,4 +1,4 @@
-//! The per-task record of one attempt (formats §3): one JSON object per line
+//! The per-task record of one attempt (docs/formats.md#records): one JSON object per line
 //! of `per_task.jsonl`.
 //!
 //! This module holds the type and its serde shape. Validation of a whole file
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::attempt::AttemptSpec;
 use crate::ids::{Condition, Site, Uid};
 
-/// How an attempt ended (formats §3).
+/// How an attempt ended (docs/formats.md#records).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {

@@ -43,7 +43,7 @@ pub struct Target {
 }
 
 /// One step of a skill or a reference solution. Strings may hold `{{param}}`
-/// placeholders and the site placeholders of formats §2.
+/// placeholders and the site placeholders of docs/formats.md#task-files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {

@@ -1,4 +1,4 @@
-//! Baseline versus candidate (seeds 003 and 004): per-cell and overall SR
+//! Baseline versus candidate (docs/formats.md#compare): per-cell and overall SR
 //! deltas with 95% intervals, a verdict, and the frozen-contract check.
 //!
 //! * A cell is *paired* when both sides hold the same valid units (family,
@@ -12,7 +12,7 @@
 //!   excludes 0, the data covers every cell on both sides, and the two runs
 //!   share one frozen contract ([`contract`]: treatments may differ, frozen
 //!   fields may not, and an unverified contract is not a shared one);
-//!   otherwise `inconclusive` (seed 003). Seed 004's simple `delta >= 0`
+//!   otherwise `inconclusive` (docs/formats.md#ledger). The simple `delta >= 0`
 //!   verdict is reported beside it, with the baseline's health.
 //! * Beside the deltas: each side's LLM use by population, pass@k / pass^k,
 //!   and, with a gates file, each side's readiness ([`crate::gates`]).
@@ -38,7 +38,7 @@ use crate::cells::Analysis;
 use skillshift_common::ids::{Condition, Site};
 
 pub use crate::interval::Z95;
-/// Below this baseline SR (percent), warn of a weak baseline (seed 004).
+/// Below this baseline SR (percent), warn of a weak baseline (docs/formats.md#compare).
 pub const WEAK_BASELINE: f64 = 20.0;
 
 /// Wilson score interval for c successes of n, as fractions.
@@ -133,7 +133,7 @@ impl SideInfo {
     }
 }
 
-/// Seed 004's advisory check of the baseline: a weak one makes any delta look good.
+/// The advisory check (docs/formats.md#compare) of the baseline: a weak one makes any delta look good.
 #[derive(Debug, Clone, Serialize)]
 pub struct BaselineHealth {
     /// `healthy`, `warning`, or `unknown` when the baseline has no SR.
@@ -155,12 +155,12 @@ pub struct Comparison {
     /// `better`, `worse` or `inconclusive`.
     pub verdict: String,
     pub verdict_reason: String,
-    /// Seed 004's rule: `pass` when delta >= 0, else `fail`.
+    /// The simple rule (docs/formats.md#compare): `pass` when delta >= 0, else `fail`.
     pub seed004_verdict: Option<String>,
     pub directional_only: bool,
     pub contract: Contract,
     pub warnings: Vec<String>,
-    /// Overall pass@k / pass^k of each side (seed 001): informational, not a gate.
+    /// Overall pass@k / pass^k of each side (docs/formats.md#reliability): informational, not a gate.
     pub reliability: BTreeMap<String, SideReliability>,
     pub baseline_health: BaselineHealth,
     /// LLM calls, tokens and cost of each side, by population.
@@ -344,7 +344,7 @@ impl Comparison {
     }
 }
 
-/// The baseline's health from its overall SR (seed 004's < 20% rule).
+/// The baseline's health from its overall SR (the < 20% rule of docs/formats.md#compare).
 pub fn baseline_health(sr: Option<f64>) -> BaselineHealth {
     let (status, warnings) = match sr {
         None => ("unknown", vec![]),
