@@ -36,7 +36,8 @@ pub fn example_library(data: &Path) -> anyhow::Result<SkillLibrary> {
 
 /// Reads a `--families` file shaped like data/calibration_set.json.
 pub fn read_families(path: &Path) -> anyhow::Result<BTreeMap<Site, Vec<u32>>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = skillshift_common::bounded::read_to_string(path, skillshift_common::bounded::MAX_FILE_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
     let Some(sites) = v.get("sites").and_then(|s| s.as_object()) else {
         bail!("{}: expected an object with \"sites\": {{\"<site>\": {{\"families\": [...]}}}}", path.display());
@@ -97,7 +98,8 @@ pub fn build(s: &SweepSettings) -> anyhow::Result<SweepSpec> {
         p.exists().then_some(p)
     });
     if let Some(p) = profile {
-        let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        let text = skillshift_common::bounded::read_to_string(&p, skillshift_common::bounded::MAX_FILE_BYTES)
+            .with_context(|| format!("reading {}", p.display()))?;
         spec.perturbation_profile =
             Some(serde_json::from_str(&text).with_context(|| format!("{}: not JSON", p.display()))?);
     }
@@ -111,7 +113,8 @@ pub fn build(s: &SweepSettings) -> anyhow::Result<SweepSpec> {
     }
     let digests = s.data.join("DIGESTS.json");
     if digests.exists() {
-        let text = std::fs::read_to_string(&digests).with_context(|| format!("reading {}", digests.display()))?;
+        let text = skillshift_common::bounded::read_to_string(&digests, skillshift_common::bounded::MAX_FILE_BYTES)
+            .with_context(|| format!("reading {}", digests.display()))?;
         let map: BTreeMap<String, serde_json::Value> =
             serde_json::from_str(&text).with_context(|| format!("{}: expected an object", digests.display()))?;
         spec.image_digests = map.into_iter().filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_string()))).collect();

@@ -131,10 +131,10 @@ pub fn treatment_of(contract: Option<&Value>, name: &str) -> Value {
 /// Read `contract.json` beside a records file, if there is one.
 pub fn contract_beside(records: &Path) -> Result<Option<Value>, String> {
     let path = records.parent().unwrap_or(Path::new(".")).join("contract.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
-        }
+    match skillshift_common::bounded::read_to_string(&path, skillshift_common::bounded::MAX_FILE_BYTES) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: not valid JSON: {}", path.display(), skillshift_common::text::json_error(&e))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }
