@@ -14,7 +14,7 @@
 # `cargo test -p skillshift --test deploy_manifests`, which also runs this script.
 #
 # The Python venv is cached in target/deploy-venv. Exit status: 0 valid, 1 invalid,
-# 3 the venv could not be made (no PyPI), so nothing was validated.
+# 3 PyPI could not be reached to make the venv, so nothing was validated.
 #   scripts/check-deploy.sh            validate
 #   scripts/check-deploy.sh --argv     print the command lines (for the test), nothing else
 set -euo pipefail
@@ -32,10 +32,21 @@ venv() {
     echo "check-deploy: creating $VENV with kubernetes-validate $KV_VERSION" >&2
     rm -rf "$VENV"
     mkdir -p target
-    if ! python3 -m venv "$VENV" >&2 \
-        || ! "$VENV/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KV_VERSION" >&2; then
+    if ! python3 -m venv "$VENV" >&2; then
         rm -rf "$VENV"
-        echo "check-deploy: cannot install kubernetes-validate $KV_VERSION from PyPI; nothing validated" >&2
+        echo "check-deploy: python3 -m venv $VENV failed (is Python's venv module installed?)" >&2
+        exit 1
+    fi
+    if ! "$VENV/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KV_VERSION" >&2; then
+        # Unreachable index (exit 3, "skipped") or a real failure (exit 1)? Ask the index, through
+        # pip and so through the same configuration.
+        if "$VENV/bin/pip" index versions --disable-pip-version-check kubernetes-validate >/dev/null 2>&1; then
+            rm -rf "$VENV"
+            echo "check-deploy: PyPI answers, but kubernetes-validate $KV_VERSION did not install (above)" >&2
+            exit 1
+        fi
+        rm -rf "$VENV"
+        echo "check-deploy: PyPI cannot be reached: kubernetes-validate $KV_VERSION not installed; nothing validated" >&2
         exit 3
     fi
 }
