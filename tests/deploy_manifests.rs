@@ -274,11 +274,16 @@ fn a_manifest_with_a_made_up_flag_fails() {
     }
     let workers = copy.path().join("deploy/k8s/workers.yaml");
     let yaml = std::fs::read_to_string(&workers).unwrap();
-    let broken = yaml.replacen("            - --embedded-sites\n", "            - --embedded-sites\n            - --max-browsers\n            - \"4\"\n", 1);
+    let broken = yaml.replacen(
+        "            - --embedded-sites\n",
+        "            - --embedded-sites\n            - --max-browsers\n            - \"4\"\n",
+        1,
+    );
     assert_ne!(yaml, broken, "workers.yaml no longer has the line this test edits");
     std::fs::write(&workers, broken).unwrap();
     let python = root().join("target/deploy-venv/bin/python");
-    let out = Command::new(python).arg(root().join("scripts/deploy_check.py")).arg("argv").arg(copy.path()).output().unwrap();
+    let out =
+        Command::new(python).arg(root().join("scripts/deploy_check.py")).arg("argv").arg(copy.path()).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let mut cli = Cli::default();
     let problems: Vec<String> = command_lines(&text(&out.stdout))
