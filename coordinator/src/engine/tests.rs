@@ -1,7 +1,7 @@
 //! Engine tests: leases, retries, late records and restarts, with time
 //! driven by hand and no network.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use skillshift_common::{Condition, Outcome, Record, Site, Version};
@@ -9,9 +9,10 @@ use skillshift_proto::convert::AttemptKey;
 use tokio::sync::{mpsc, oneshot};
 
 use super::*;
+use crate::limits::Limits;
 use crate::planner::{SweepSpec, TreatmentSpec};
 use crate::status::SweepState;
-use crate::store::{StoreOp, StoredRecord, SweepRows};
+use crate::store::{StoreOp, StoredRecord, SweepRows, WorkerRow};
 
 const TTL: Duration = Duration::from_secs(30);
 /// The wall clock at the start of every test (2026-12-01T00:00:00Z).
@@ -34,13 +35,27 @@ struct Harness {
     ops: Vec<StoreOp>,
     sent: Vec<(String, Outbound)>,
     next_conn: u64,
+    /// Public id -> credential of the workers registered through the harness.
+    credentials: HashMap<String, String>,
 }
 
 impl Harness {
     fn new() -> Harness {
+        Harness::with_limits(Limits::default())
+    }
+
+    fn with_limits(limits: Limits) -> Harness {
         let wall = ManualClock::at(WALL_START_MS);
-        let e = Engine::new(TTL, wall.clone(), SequentialIds::default());
-        Harness { e, t: Instant::now(), wall, ops: Vec::new(), sent: Vec::new(), next_conn: 0 }
+        let e = Engine::with_limits(TTL, limits, wall.clone(), SequentialIds::default());
+        Harness {
+            e,
+            t: Instant::now(),
+            wall,
+            ops: Vec::new(),
+            sent: Vec::new(),
+            next_conn: 0,
+            credentials: HashMap::new(),
+        }
     }
 
     fn step(&mut self, input: Input) {
@@ -65,26 +80,118 @@ impl Harness {
         self.step(Input::Tick);
     }
 
-    fn submit(&mut self, spec: SweepSpec) -> String {
+    fn try_submit(&mut self, spec: SweepSpec) -> Result<String, Refused> {
         let (tx, mut rx) = oneshot::channel();
         self.step(Input::Control(ControlCmd::Submit(Box::new(spec), tx)));
-        rx.try_recv().expect("reply").expect("accepted")
+        rx.try_recv().expect("reply")
     }
 
-    fn worker(&mut self, hosts: Vec<(Site, Version)>, slots: u32) -> (String, u64) {
+    fn submit(&mut self, spec: SweepSpec) -> String {
+        self.try_submit(spec).expect("accepted")
+    }
+
+    /// Registers; the credential, or why not.
+    fn register(&mut self, hosts: Vec<(Site, Version)>, slots: u32, previous: Option<&str>) -> Result<String, Refused> {
         let (tx, mut rx) = oneshot::channel();
-        self.step(Input::Register { name: "w".into(), hosts, slots, previous_id: None, reply: tx });
-        let id = rx.try_recv().expect("id");
+        let previous = previous.map(String::from);
+        self.step(Input::Register { name: "w".into(), hosts, slots, previous, reply: tx });
+        let credential = rx.try_recv().expect("answered after the commit")?;
+        let (id, _) = credential.split_once('.').expect("a credential is <id>.<secret>");
+        self.credentials.insert(id.to_string(), credential.clone());
+        Ok(credential)
+    }
+
+    /// Registers and connects a worker; its public id and session.
+    fn worker(&mut self, hosts: Vec<(Site, Version)>, slots: u32) -> (String, u64) {
+        let credential = self.register(hosts, slots, None).expect("registered");
+        let id = credential.split_once('.').map(|(id, _)| id.to_string()).expect("public id");
         let conn = self.connect(&id, vec![], slots);
         (id, conn)
     }
 
-    fn connect(&mut self, id: &str, running: Vec<AttemptKey>, free_slots: u32) -> u64 {
+    /// A hello with `credential`; the public id it proves, or why not.
+    fn hello(&mut self, credential: &str, running: Vec<AttemptKey>, free_slots: u32) -> (Result<String, Refused>, u64) {
         self.next_conn += 1;
         let (tx, _rx) = mpsc::channel(16);
         let conn = Conn { id: self.next_conn, tx };
-        self.step(Input::Connect { worker: id.into(), conn, running, free_slots });
-        self.next_conn
+        let (reply, mut answer) = oneshot::channel();
+        self.step(Input::Connect { credential: credential.into(), conn, running, free_slots, reply });
+        (answer.try_recv().expect("answered at once"), self.next_conn)
+    }
+
+    /// Connects a worker registered through the harness, by its public id.
+    fn connect(&mut self, id: &str, running: Vec<AttemptKey>, free_slots: u32) -> u64 {
+        let credential = self.credentials[id].clone();
+        let (proved, conn) = self.hello(&credential, running, free_slots);
+        assert_eq!(proved.as_deref(), Ok(id), "the credential proves its id");
+        conn
+    }
+
+    fn rejects(&mut self, worker: &str) -> Vec<(AttemptKey, String)> {
+        let mut out = Vec::new();
+        self.sent.retain(|(w, m)| match m {
+            Outbound::Reject(k, r) if w == worker => {
+                out.push((k.clone(), r.clone()));
+                false
+            }
+            _ => true,
+        });
+        out
+    }
+
+    /// What a restarted coordinator would load from the writes so far.
+    fn stored_rows(&self) -> (Vec<SweepRows>, Vec<WorkerRow>) {
+        let mut sweeps: BTreeMap<String, SweepRows> = BTreeMap::new();
+        let mut records: BTreeMap<AttemptKey, StoredRecord> = BTreeMap::new();
+        let mut attempts: BTreeMap<AttemptKey, crate::store::AttemptRow> = BTreeMap::new();
+        let mut workers: BTreeMap<String, WorkerRow> = BTreeMap::new();
+        for op in &self.ops {
+            match op {
+                StoreOp::CreateSweep(m, u) => {
+                    let rows = SweepRows { meta: m.clone(), units: u.clone(), attempts: vec![], records: vec![] };
+                    sweeps.insert(m.id.clone(), rows);
+                }
+                StoreOp::Sweep(m) => {
+                    if let Some(r) = sweeps.get_mut(&m.id) {
+                        r.meta = m.clone();
+                    }
+                }
+                StoreOp::Attempt(k, a) => {
+                    attempts.insert(k.clone(), a.clone());
+                }
+                StoreOp::Record(k, r) => {
+                    records.insert(k.clone(), r.clone());
+                }
+                StoreOp::Worker(w) => {
+                    workers.insert(w.id.clone(), w.clone());
+                }
+                StoreOp::ForgetWorker(id) => {
+                    workers.remove(id);
+                }
+            }
+        }
+        for (k, a) in attempts {
+            if let Some(r) = sweeps.get_mut(&k.sweep) {
+                r.attempts.push((k, a));
+            }
+        }
+        for (k, rec) in records {
+            if let Some(r) = sweeps.get_mut(&k.sweep) {
+                r.records.push((k, rec));
+            }
+        }
+        (sweeps.into_values().collect(), workers.into_values().collect())
+    }
+
+    /// A new engine rebuilt from the writes so far, as after a kill -9.
+    fn restarted(&self) -> Harness {
+        let (sweeps, workers) = self.stored_rows();
+        let mut h = Harness::new();
+        h.t = self.t;
+        h.e.restore(sweeps, h.t);
+        h.e.restore_workers(workers, h.t);
+        h.credentials = self.credentials.clone();
+        h
     }
 
     fn assigned(&mut self, worker: &str) -> Vec<AttemptKey> {
@@ -279,40 +386,19 @@ fn after_a_restart_running_attempts_reattach_or_expire() {
     let (w, _) = h.worker(all_hosts(), 2);
     let keys = h.assigned(&w);
     // Rebuild a fresh engine from what was written.
-    let mut rows = crate::store::SweepRows {
-        meta: match h.ops.iter().find(|o| matches!(o, StoreOp::Sweep(_))) {
-            Some(StoreOp::Sweep(m)) => m.clone(),
-            _ => panic!("no sweep written"),
-        },
-        units: Vec::new(),
-        attempts: Vec::new(),
-        records: Vec::new(),
-    };
-    for op in &h.ops {
-        match op {
-            StoreOp::Units(_, u) => rows.units = u.clone(),
-            StoreOp::Attempt(k, a) => rows.attempts.push((k.clone(), a.clone())),
-            _ => {}
-        }
-    }
-    let mut h2 = Harness::new();
-    h2.e.restore(vec![rows], h2.t);
+    let mut h2 = h.restarted();
     assert_eq!(h2.status(&id).units.running, 2);
-    let (tx, mut rx) = oneshot::channel();
-    h2.step(Input::Register {
-        name: "w".into(),
-        hosts: all_hosts(),
-        slots: 2,
-        previous_id: Some(w.clone()),
-        reply: tx,
-    });
-    assert_eq!(rx.try_recv().expect("id"), w, "the worker keeps its id");
+    let credential = h.credentials[&w].clone();
+    let again = h2.register(all_hosts(), 2, Some(&credential));
+    assert_eq!(again, Ok(credential), "the worker keeps its identity across the restart");
     let c = h2.connect(&w, vec![keys[0].clone()], 1);
     h2.advance(TTL / 2);
     h2.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Heartbeat(vec![keys[0].clone()]) });
     h2.advance(TTL / 2);
     assert!(h2.stored(&keys[0]).is_none(), "re-attached attempt is not lost");
-    assert_eq!(h2.stored(&keys[1]).and_then(|r| r.record.error.clone()).as_deref(), Some(WORKER_LOST));
+    let lost = h2.stored(&keys[1]).expect("the other attempt expired");
+    assert_eq!(lost.record.error.as_deref(), Some(WORKER_LOST));
+    assert_eq!(lost.record.worker.as_deref(), Some(w.as_str()), "lost under the worker the ledger names");
     h2.record(&w, c, &keys[0], Outcome::Success, None);
     assert_eq!(h2.acks(&w), vec![keys[0].clone()]);
 }
@@ -396,20 +482,9 @@ fn a_restart_remembers_what_a_sweep_spent() {
     r.cost_usd = Some(1.25);
     h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(k.clone(), Box::new(r)) });
     // Rebuild from what was written, as after a kill -9.
-    let mut meta = None;
-    let mut units = Vec::new();
-    let mut records = Vec::new();
-    for op in &h.ops {
-        match op {
-            StoreOp::Sweep(m) => meta = Some(m.clone()),
-            StoreOp::Units(_, u) => units = u.clone(),
-            StoreOp::Record(k, r) => records.push((k.clone(), r.clone())),
-            _ => {}
-        }
-    }
-    let rows = SweepRows { meta: meta.expect("sweep stored"), units, attempts: Vec::new(), records };
+    let (rows, _) = h.stored_rows();
     let mut e = Engine::new(TTL, ManualClock::at(WALL_START_MS), SequentialIds::default());
-    e.restore(vec![rows], h.t);
+    e.restore(rows, h.t);
     let (tx, mut rx) = oneshot::channel();
     e.handle(Input::Control(ControlCmd::Get(id, tx)), h.t);
     let st = rx.try_recv().expect("reply").expect("known sweep");
@@ -425,6 +500,7 @@ fn stored_times_come_from_the_engines_clock_and_ids_from_its_id_source() {
     h.wall.advance(1_500);
     let (w, _) = h.worker(all_hosts(), 1);
     assert_eq!(w, "w-000000000002");
+    assert_eq!(h.credentials[&w], format!("w-000000000002.{:032x}", 1), "the credential is <id>.<secret>");
     let k = h.assigned(&w).pop().expect("assignment");
     let started = h.ops.iter().find_map(|op| match op {
         StoreOp::Attempt(key, row) if *key == k => Some(row.started_ms),
