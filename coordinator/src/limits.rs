@@ -9,13 +9,15 @@
 
 use std::time::Duration;
 
-/// Units one sweep may plan (`--max-units-per-sweep`). Planning and storing
-/// a sweep of this size takes well under a second (see `docs/cli.md#limits`).
-pub const MAX_UNITS_PER_SWEEP: u64 = 1_000_000;
+/// Units one sweep may plan (`--max-units-per-sweep`): 93 reps of the full
+/// grid. Planning and storing a sweep of this size takes about 0.2 s even in
+/// an unoptimized build, and a status of it about 50 ms (`docs/cli.md#limits`).
+pub const MAX_UNITS_PER_SWEEP: u64 = 200_000;
 /// Sweeps the store may hold, finished ones included (`--max-sweeps`).
 pub const MAX_SWEEPS: usize = 1_000;
-/// Units all stored sweeps may hold together: every unit is in memory.
-pub const MAX_UNITS_TOTAL: u64 = 10_000_000;
+/// Units all stored sweeps may hold together: every unit is in memory, and
+/// `sweep list` walks them all.
+pub const MAX_UNITS_TOTAL: u64 = 2_000_000;
 /// Repetitions (`--count`) of one sweep.
 pub const MAX_REPS: u32 = 10_000;
 /// Treatments of one sweep.

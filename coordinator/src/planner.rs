@@ -228,12 +228,6 @@ pub fn unit_count(spec: &SweepSpec) -> Option<u64> {
 /// for it; returns the number of units it plans.
 pub fn check(spec: &SweepSpec, limits: &Limits) -> Result<u64, PlanError> {
     spec.validate()?;
-    if spec.count > limits.max_reps {
-        return Err(PlanError(format!(
-            "count {} is more than the {} reps a sweep may have",
-            spec.count, limits.max_reps
-        )));
-    }
     let per_rep = units_per_rep(spec);
     let total = unit_count(spec).filter(|n| *n <= limits.max_units_per_sweep).ok_or_else(|| {
         PlanError(format!(
@@ -244,6 +238,10 @@ pub fn check(spec: &SweepSpec, limits: &Limits) -> Result<u64, PlanError> {
             limits.max_units_per_sweep
         ))
     })?;
+    if spec.count > limits.max_reps {
+        let (count, max) = (spec.count, limits.max_reps);
+        return Err(PlanError(format!("count {count} is more than the {max} reps a sweep may have")));
+    }
     if total > u64::from(u32::MAX) {
         return Err(PlanError(format!("the sweep has {total} units, more than fit a u32 unit index")));
     }
@@ -394,17 +392,21 @@ mod tests {
         // 2130 x 10^9 units would need terabytes: refused before one is planned.
         let mut s = spec();
         s.count = 1_000_000_000;
-        let limits = Limits { max_reps: u32::MAX, ..Limits::default() };
-        let e = plan(&s, &limits).expect_err("far too many units").0;
+        let e = plan(&s, &Limits::default()).expect_err("far too many units").0;
         assert_eq!(
             e,
             "the sweep has 2130000000000 units (2130 per rep x count 1000000000); \
-             the limit is 1000000 units per sweep (--max-units-per-sweep)"
+             the limit is 200000 units per sweep (--max-units-per-sweep)"
         );
         assert_eq!(unit_count(&s), Some(2_130_000_000_000));
-        // The reps bound comes first with the default limits.
+        // Few units but too many reps: the reps bound.
+        let mut s = spec();
+        s.sites = vec![Site::Gitlab];
+        s.conditions = vec![Condition::Src];
+        s.families.insert(Site::Gitlab, vec![0]);
+        s.count = 10_001;
         let e = plan(&s, &Limits::default()).expect_err("too many reps").0;
-        assert_eq!(e, "count 1000000000 is more than the 10000 reps a sweep may have");
+        assert_eq!(e, "count 10001 is more than the 10000 reps a sweep may have");
     }
 
     #[test]

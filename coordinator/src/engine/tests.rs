@@ -508,3 +508,211 @@ fn stored_times_come_from_the_engines_clock_and_ids_from_its_id_source() {
     });
     assert_eq!(started, Some(WALL_START_MS + 1_500));
 }
+
+#[test]
+fn a_record_from_a_worker_that_does_not_hold_the_lease_is_refused_and_the_holders_own_is_stored() {
+    let mut h = Harness::new();
+    let id = h.submit(spec(2));
+    let (holder, hc) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&holder).pop().expect("an assignment");
+    // Another token holder registers and forges a well-formed record for the attempt.
+    let (forger, fc) = h.worker(vec![(Site::Magento, Version::V1)], 1);
+    let before = h.ops.len();
+    h.record(&forger, fc, &k, Outcome::Success, None);
+    assert_eq!(h.ops.len(), before, "nothing stored");
+    assert!(h.acks(&forger).is_empty());
+    let rejected = h.rejects(&forger);
+    assert_eq!(rejected, vec![(k.clone(), format!("attempt 0 of unit {} was not leased to this worker", k.unit))]);
+    // The holder's own record is then stored, not dropped as "already durable".
+    h.record(&holder, hc, &k, Outcome::Failure, None);
+    assert_eq!(h.acks(&holder), vec![k.clone()]);
+    let stored = h.stored(&k).expect("stored");
+    assert_eq!(stored.record.outcome, Some(Outcome::Failure));
+    assert_eq!(stored.record.worker.as_deref(), Some(holder.as_str()));
+    // A forged resend of the stored record is refused too, and changes nothing.
+    h.record(&forger, fc, &k, Outcome::Success, None);
+    assert_eq!(h.rejects(&forger).len(), 1);
+    assert!(h.acks(&forger).is_empty());
+    h.step(Input::Worker { worker: forger.clone(), conn: fc, event: WorkerEvent::AckRequest(vec![k.clone()]) });
+    assert!(h.acks(&forger).is_empty(), "another worker's attempt is not acknowledged to it");
+    assert_eq!(h.status(&id).cells.iter().map(|c| c.successes).sum::<u64>(), 0);
+}
+
+#[test]
+fn a_late_record_of_a_lost_attempt_is_accepted_only_from_the_worker_that_held_it() {
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (w1, c1) = h.worker(all_hosts(), 1);
+    let k0 = h.assigned(&w1).pop().expect("assignment");
+    h.step(Input::Disconnect { worker: w1.clone(), conn: c1 });
+    assert_eq!(h.stored(&k0).and_then(|r| r.record.error.clone()).as_deref(), Some(WORKER_LOST));
+    let (w2, c2) = h.worker(all_hosts(), 1);
+    let _retry = h.assigned(&w2);
+    h.record(&w2, c2, &k0, Outcome::Success, None);
+    assert_eq!(h.rejects(&w2).len(), 1, "the lost attempt was not w2's");
+    assert!(h.stored(&k0).expect("placeholder").synthetic);
+    let c1 = h.connect(&w1, vec![], 0);
+    h.record(&w1, c1, &k0, Outcome::Success, None);
+    assert_eq!(h.acks(&w1), vec![k0.clone()]);
+    assert!(!h.stored(&k0).expect("late record").synthetic);
+}
+
+#[test]
+fn another_workers_id_cannot_be_taken_without_its_secret() {
+    let mut h = Harness::new();
+    let (victim, _) = h.worker(all_hosts(), 1);
+    let credential = h.credentials[&victim].clone();
+    // Register{previous_id} with the public id (what `sweep workers` shows), or a wrong secret: a new identity.
+    for previous in [victim.clone(), format!("{victim}.{:032x}", 99), format!("{victim}.")] {
+        let got = h.register(all_hosts(), 1, Some(&previous)).expect("registered");
+        assert!(!got.starts_with(&format!("{victim}.")), "{previous} took {got}");
+    }
+    // A hello naming the victim without its secret is refused, naming only the public id.
+    for forged in [victim.clone(), format!("{victim}.{:032x}", 99)] {
+        let (proved, _) = h.hello(&forged, vec![], 1);
+        assert_eq!(
+            proved,
+            Err(Refused::NotRegistered(format!(
+                "worker id '{victim}' is not registered here or its secret does not match: register again"
+            )))
+        );
+    }
+    // The victim itself keeps its identity.
+    assert_eq!(h.register(all_hosts(), 1, Some(&credential)), Ok(credential.clone()));
+    assert_eq!(h.hello(&credential, vec![], 1).0, Ok(victim));
+}
+
+#[test]
+fn after_a_restart_only_the_former_holder_re_attaches_an_orphan() {
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (a, _) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&a).pop().expect("assignment");
+    let (b, _) = h.worker(all_hosts(), 1);
+    let _ = h.assigned(&b);
+    let mut h2 = h.restarted();
+    // b names a's running attempt: not attached; a does: attached.
+    let cb = h2.connect(&b, vec![k.clone()], 0);
+    let ca = h2.connect(&a, vec![k.clone()], 0);
+    h2.advance(TTL);
+    h2.step(Input::Worker { worker: a.clone(), conn: ca, event: WorkerEvent::Heartbeat(vec![k.clone()]) });
+    h2.record(&b, cb, &k, Outcome::Success, None);
+    assert_eq!(h2.rejects(&b).len(), 1);
+    h2.record(&a, ca, &k, Outcome::Failure, None);
+    assert_eq!(h2.acks(&a), vec![k.clone()]);
+    assert_eq!(h2.stored(&k).map(|r| r.record.outcome), Some(Some(Outcome::Failure)));
+}
+
+#[test]
+fn idle_registrations_expire_and_a_full_registry_forgets_the_oldest_idle_one() {
+    let expiry = Duration::from_secs(600);
+    let mut h = Harness::with_limits(Limits { worker_expiry: expiry, max_workers: 3, ..Limits::default() });
+    let (connected, _) = h.worker(all_hosts(), 1);
+    let idle = h.register(all_hosts(), 1, None).expect("registered");
+    h.advance(Duration::from_secs(1));
+    let newer = h.register(all_hosts(), 1, None).expect("registered");
+    // Full: a fourth registration forgets the idle worker heard from longest ago.
+    let fourth = h.register(all_hosts(), 1, None).expect("room made");
+    let listed: Vec<String> = h.e.worker_list(h.t).into_iter().map(|w| w.id).collect();
+    let public = |c: &str| c.split_once('.').map(|(id, _)| id.to_string()).expect("id");
+    assert_eq!(listed, vec![connected.clone(), public(&newer), public(&fourth)]);
+    assert!(h.ops.iter().any(|op| matches!(op, StoreOp::ForgetWorker(id) if *id == public(&idle))));
+    // The forgotten credential no longer proves anything.
+    assert!(matches!(h.hello(&idle, vec![], 1).0, Err(Refused::NotRegistered(_))));
+    // Past the expiry the idle ones go; the connected one stays.
+    h.advance(expiry);
+    let listed: Vec<String> = h.e.worker_list(h.t).into_iter().map(|w| w.id).collect();
+    assert_eq!(listed, vec![connected.clone()]);
+    // Full of workers that are not idle: refused, not evicted.
+    let mut h = Harness::with_limits(Limits { max_workers: 1, ..Limits::default() });
+    let (only, _) = h.worker(all_hosts(), 1);
+    let refused = h.register(all_hosts(), 1, None);
+    assert_eq!(
+        refused,
+        Err(Refused::Full("1 workers are registered, the limit (--max-workers), and none is idle".into()))
+    );
+    assert_eq!(h.e.worker_list(h.t).len(), 1, "{only} stays");
+}
+
+#[test]
+fn a_worker_holding_a_lease_or_an_orphan_is_not_forgotten() {
+    let expiry = Duration::from_secs(5);
+    let mut h = Harness::with_limits(Limits { worker_expiry: expiry, ..Limits::default() });
+    h.submit(spec(2));
+    let (w, _) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&w).pop().expect("assignment");
+    // After a restart the worker is not connected, but its orphan waits for it.
+    let mut h2 = h.restarted();
+    h2.e.limits.worker_expiry = expiry;
+    h2.advance(expiry);
+    assert_eq!(h2.e.worker_list(h2.t).len(), 1, "kept while its orphan lease waits");
+    h2.advance(TTL);
+    assert_eq!(h2.stored(&k).and_then(|r| r.record.error.clone()).as_deref(), Some(WORKER_LOST));
+    h2.advance(Duration::from_millis(1));
+    assert!(h2.e.worker_list(h2.t).is_empty(), "forgotten once nothing waits for it");
+}
+
+#[test]
+fn credits_from_the_network_saturate_at_the_slots() {
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (w, c) = h.worker(all_hosts(), 3);
+    assert_eq!(h.assigned(&w).len(), 3);
+    // `credits + n` would overflow (a panic in debug, a wrap in release).
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(u32::MAX) });
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(u32::MAX) });
+    assert_eq!(h.assigned(&w).len(), 1, "the last queued unit; never more than the slots");
+    assert!(h.e.workers[&w].credits <= 3);
+}
+
+#[test]
+fn a_record_too_large_is_refused_and_its_attempt_ends_as_an_error_that_is_retried() {
+    let mut h = Harness::new();
+    let id = h.submit(spec(2));
+    let (w, c) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&w).pop().expect("assignment");
+    let (other, oc) = h.worker(all_hosts(), 1);
+    let _ = h.assigned(&other);
+    h.step(Input::Worker { worker: other.clone(), conn: oc, event: WorkerEvent::RecordTooLarge(k.clone(), 5 << 20) });
+    assert!(h.stored(&k).is_none(), "not the other worker's attempt to end");
+    assert_eq!(h.rejects(&other).len(), 1);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::RecordTooLarge(k.clone(), 5 << 20) });
+    assert_eq!(h.rejects(&w), vec![(k.clone(), "record too large: 5242880 bytes, the limit is 4194304 bytes".into())]);
+    let stored = h.stored(&k).expect("the attempt ends");
+    assert!(stored.synthetic);
+    assert_eq!(stored.record.error.as_deref(), Some(RECORD_TOO_LARGE));
+    assert_eq!(stored.record.worker.as_deref(), Some(w.as_str()));
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(1) });
+    let retry = h.assigned(&w).into_iter().chain(h.assigned(&other)).find(|x| x.unit == k.unit);
+    assert_eq!(retry.map(|r| r.attempt), Some(1), "its unit runs again");
+    assert_eq!(h.status(&id).attempts.error, 1);
+}
+
+#[test]
+fn sweeps_past_the_limits_are_refused_and_the_engine_goes_on() {
+    let limits = Limits { max_units_per_sweep: 4, max_sweeps: 2, max_units_total: 6, ..Limits::default() };
+    let mut h = Harness::with_limits(limits);
+    let mut big = spec(2);
+    big.count = 1_000;
+    assert_eq!(
+        h.try_submit(big),
+        Err(Refused::Invalid(
+            "invalid sweep spec: the sweep has 4000 units (4 per rep x count 1000); \
+             the limit is 4 units per sweep (--max-units-per-sweep)"
+                .into()
+        ))
+    );
+    let first = h.submit(spec(2));
+    assert_eq!(
+        h.try_submit(spec(2)),
+        Err(Refused::Full("the sweep's 4 units and the 4 held would pass the limit of 6 units in all sweeps".into()))
+    );
+    let mut small = spec(2);
+    small.families = BTreeMap::from([(Site::Gitlab, vec![0])]);
+    h.submit(small.clone());
+    assert_eq!(
+        h.try_submit(small),
+        Err(Refused::Full("the coordinator holds 2 sweeps, the limit (--max-sweeps)".into()))
+    );
+    assert_eq!(h.status(&first).units.total, 4, "the engine still answers");
+}
