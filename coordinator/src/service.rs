@@ -320,6 +320,10 @@ impl Control for ControlService {
             }
             while !last.state.is_final() {
                 tokio::time::sleep(Duration::from_millis(250)).await;
+                if tx.is_closed() {
+                    // The client went away: give its permit back now, not at the next change.
+                    return;
+                }
                 let Ok(Some(st)) = handle.ask(|t| ControlCmd::Get(id.clone(), t)).await else { break };
                 if st != last {
                     if tx.send(Ok(wire::status_to_wire(&st))).await.is_err() {
