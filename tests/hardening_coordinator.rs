@@ -306,3 +306,74 @@ fn registrations_are_bounded_by_max_workers() {
         assert_eq!(e.message(), "worker name is 1048576 bytes; the limit is 256");
     });
 }
+
+/// A coordinator on a 6 MiB tmpfs of its own (a private mount namespace);
+/// its store is copied to `copy` when it exits. Prints its first line.
+fn coordinator_on_a_small_disk(sb: &Sandbox, copy: &std::path::Path) -> std::process::Child {
+    let mnt = sb.path("small-disk");
+    std::fs::create_dir_all(&mnt).expect("mount point");
+    let script = r#"mount -t tmpfs -o size=6m tmpfs "$1" || exit 97
+"$2" coordinator --listen 127.0.0.1:0 --token sandbox-token --data-dir "$1/c"
+code=$?
+cp -a "$1/c" "$3"
+exit $code"#;
+    Command::new("unshare")
+        .args(["-rm", "sh", "-c", script, "sh"])
+        .arg(&mnt)
+        .arg(BIN)
+        .arg(copy)
+        .env_remove("SKILLSHIFT_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("unshare")
+}
+
+#[test]
+#[ignore = "needs a private mount namespace (unshare -rm) for a small tmpfs; run with --ignored"]
+fn a_full_disk_stops_the_coordinator_with_one_line_and_a_restart_finds_every_sweep_whole() {
+    use std::io::BufRead;
+    let mut sb = Sandbox::start(0, 0);
+    let copy = sb.path("copied-store");
+    let mut child = coordinator_on_a_small_disk(&sb, &copy);
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("first line");
+    let addr = first.trim().strip_prefix("coordinator listening on ").expect("listening").to_string();
+    let own = std::mem::replace(&mut sb.addr, addr);
+    // Sweeps of about 2.3 MB of units each until the disk is full.
+    let mut accepted = 0;
+    for _ in 0..10 {
+        let out = sb.sweep(&["start", "--count", "90", "--skills", "none"]);
+        if !out.status.success() {
+            break;
+        }
+        accepted += 1;
+    }
+    assert!(accepted >= 1, "the disk had room for at least one sweep");
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "the coordinator did not exit on a full disk");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+    assert_eq!(status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("skillshift: error: store: ") && last.contains("No space left on device"), "{last}");
+    // Restarted on a disk with room, every sweep it lists is whole: none shows 0/0.
+    sb.kill_coordinator();
+    sb.addr = own;
+    std::fs::remove_dir_all(sb.path("coordinator")).expect("clear");
+    std::fs::rename(&copy, sb.path("coordinator")).expect("move the store");
+    sb.start_coordinator("127.0.0.1:0");
+    let listed = sb.sweep(&["list"]);
+    assert!(listed.status.success());
+    let lines: Vec<String> = String::from_utf8_lossy(&listed.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len(), accepted, "every acknowledged sweep, and nothing else: {lines:?}");
+    for l in &lines {
+        assert!(l.contains("/191700"), "whole: {l}");
+    }
+}

@@ -25,10 +25,16 @@
 //! removed on load, with a log line; one that has attempts is refused as
 //! corrupt.
 //!
+//! A store whose write or flush failed is *broken*: it refuses every later
+//! write. When sled itself failed, its handle is kept alive to the end of
+//! the process, because sled flushes when its last handle is dropped and,
+//! after a failed write (a full disk), that flush waits forever: the process
+//! would never exit.
+//!
 //! [`Faults`] is a test hook: it makes writes fail as a full disk would.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -53,6 +59,10 @@ pub enum StoreError {
     Sled(#[from] sled::Error),
     #[error("store: corrupt {what} at key {key}: {message}")]
     Corrupt { what: &'static str, key: String, message: String },
+    #[error("store: an earlier write failed; nothing more is written")]
+    Broken,
+    #[error("store: {0} (injected fault)")]
+    Injected(&'static str),
 }
 
 /// What the store keeps about a sweep.
@@ -138,7 +148,7 @@ impl Faults {
     }
 
     /// One row write: `Err` once the allowance is used up.
-    fn write(&self) -> Result<(), sled::Error> {
+    fn write(&self) -> Result<(), StoreError> {
         let left = self.writes_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
             u64::MAX => Some(u64::MAX),
             0 => None,
@@ -146,10 +156,7 @@ impl Faults {
         });
         match left {
             Ok(_) => Ok(()),
-            Err(_) => Err(sled::Error::Io(std::io::Error::new(
-                std::io::ErrorKind::StorageFull,
-                "no space left on device (injected fault)",
-            ))),
+            Err(_) => Err(StoreError::Injected("no space left on device")),
         }
     }
 }
@@ -164,6 +171,7 @@ pub struct Store {
     records: sled::Tree,
     workers: sled::Tree,
     faults: Arc<Faults>,
+    broken: Arc<AtomicBool>,
 }
 
 fn sweep_prefix(sweep: &str) -> Vec<u8> {
@@ -259,7 +267,25 @@ impl Store {
             workers: db.open_tree("workers")?,
             db,
             faults: Arc::default(),
+            broken: Arc::default(),
         })
+    }
+
+    /// Marks the store broken after a failed write (see the module header).
+    fn broke(&self, e: StoreError) -> StoreError {
+        let first = !self.broken.swap(true, Ordering::SeqCst);
+        if first && matches!(e, StoreError::Sled(_)) {
+            // Never dropped: sled's flush on drop would wait forever after its own failure.
+            std::mem::forget(self.db.clone());
+        }
+        e
+    }
+
+    fn check_writable(&self) -> Result<(), StoreError> {
+        if self.broken.load(Ordering::SeqCst) {
+            return Err(StoreError::Broken);
+        }
+        Ok(())
     }
 
     /// The test hook that makes writes fail.
@@ -293,12 +319,18 @@ impl Store {
         });
         match result {
             Ok(()) => Ok(()),
-            Err(TransactionError::Abort(e) | TransactionError::Storage(e)) => Err(e.into()),
+            Err(TransactionError::Abort(e)) => Err(e),
+            Err(TransactionError::Storage(e)) => Err(e.into()),
         }
     }
 
     /// Applies a batch (in memory); durable only after [`Store::flush`].
     pub fn apply(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
+        self.check_writable()?;
+        self.apply_ops(ops).map_err(|e| self.broke(e))
+    }
+
+    fn apply_ops(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
         for op in ops {
             match op {
                 StoreOp::CreateSweep(meta, units) => self.create_sweep(meta, units)?,
@@ -317,8 +349,9 @@ impl Store {
 
     /// Makes every applied write durable (survives a kill of the process).
     pub fn flush(&self) -> Result<usize, StoreError> {
-        self.faults.write()?;
-        Ok(self.db.flush()?)
+        self.check_writable()?;
+        let flushed = self.faults.write().and_then(|()| Ok(self.db.flush()?));
+        flushed.map_err(|e| self.broke(e))
     }
 
     pub fn record(&self, key: &AttemptKey) -> Result<Option<StoredRecord>, StoreError> {
@@ -412,7 +445,7 @@ impl Store {
                     planned = %planned,
                     "sweep was never fully created (a write was cut short); removed"
                 );
-                self.remove_incomplete(&meta.id)?;
+                self.remove_incomplete(&meta.id).map_err(|e| self.broke(e))?;
                 continue;
             }
             out.push(SweepRows { meta, units, attempts, records });
@@ -438,6 +471,18 @@ mod tests {
     use crate::planner::TreatmentSpec;
     use skillshift_common::{Condition, Outcome, Site};
 
+    /// Opens `dir` again; sled's own threads may hold the closed store's lock for a moment.
+    fn reopen(dir: &Path) -> Store {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            match Store::open(dir) {
+                Ok(store) => return store,
+                Err(e) if std::time::Instant::now() > deadline => panic!("reopen: {e}"),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+    }
+
     fn meta(id: &str, count: u32) -> (SweepMeta, Vec<Unit>) {
         let mut spec = SweepSpec::full_grid(TreatmentSpec { name: "CONTROL".into(), skills: None });
         spec.count = count;
@@ -459,7 +504,7 @@ mod tests {
             store.apply(&[StoreOp::CreateSweep(m, units.clone())]).expect("create");
             store.flush().expect("flush");
         }
-        let rows = Store::open(dir.path()).expect("reopen").load_all().expect("load");
+        let rows = reopen(dir.path()).load_all().expect("load");
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].units, units);
     }
@@ -476,10 +521,15 @@ mod tests {
             assert!(e.to_string().contains("no space left on device"), "{e}");
             assert!(store.sweep("sw-1").expect("read").is_none(), "no metadata without its units");
             assert_eq!(store.unit_chunks.len(), 0, "no units without their metadata");
-            store.faults().fail_writes_after(u64::MAX);
-            store.flush().expect("flush what there is");
+            let e = store.apply(&[StoreOp::Worker(WorkerRow {
+                id: "w-1".into(),
+                name: "n".into(),
+                secret_sha256: "ab".into(),
+                registered_ms: 1,
+            })]);
+            assert!(matches!(e, Err(StoreError::Broken)), "a broken store writes nothing more: {e:?}");
         }
-        let store = Store::open(dir.path()).expect("reopen");
+        let store = reopen(dir.path());
         assert!(store.load_all().expect("load").is_empty());
     }
 
@@ -496,13 +546,13 @@ mod tests {
             store.flush().expect("flush");
         }
         {
-            let store = Store::open(dir.path()).expect("reopen");
+            let store = reopen(dir.path());
             let rows = store.load_all().expect("load");
             assert_eq!(rows.iter().map(|r| r.meta.id.as_str()).collect::<Vec<_>>(), ["sw-whole"]);
             assert!(store.sweep("sw-half").expect("read").is_none(), "the half-written sweep is gone");
         }
         // The same with an attempt stored: refused as corrupt, nothing removed.
-        let store = Store::open(dir.path()).expect("reopen");
+        let store = reopen(dir.path());
         store.apply(&[StoreOp::Sweep(m)]).expect("meta");
         let key = AttemptKey { sweep: "sw-half".into(), unit: 0, attempt: 0 };
         store.apply(&[StoreOp::Attempt(key, AttemptRow { worker: "w-1".into(), started_ms: 1 })]).expect("attempt");
@@ -523,7 +573,7 @@ mod tests {
             store.apply(&[StoreOp::Sweep(m)]).expect("meta");
             store.flush().expect("flush");
         }
-        let rows = Store::open(dir.path()).expect("reopen").load_all().expect("load");
+        let rows = reopen(dir.path()).load_all().expect("load");
         assert_eq!(rows[0].units, units);
     }
 
@@ -547,7 +597,7 @@ mod tests {
             store.apply(&[StoreOp::ForgetWorker("w-1".into())]).expect("forget");
             store.flush().expect("flush");
         }
-        let store = Store::open(dir.path()).expect("reopen");
+        let store = reopen(dir.path());
         assert_eq!(store.load_workers().expect("load"), vec![row("w-2")]);
     }
 
@@ -582,7 +632,7 @@ mod tests {
             store.apply(&[StoreOp::Record(key(2, 0), rec(0))]).expect("idempotent rewrite");
             store.flush().expect("flush");
         }
-        let store = Store::open(dir.path()).expect("reopen");
+        let store = reopen(dir.path());
         let keys: Vec<(u32, u32)> =
             store.records("s1").map(|r| r.map(|(k, _)| (k.unit, k.attempt))).collect::<Result<_, _>>().expect("scan");
         assert_eq!(keys, vec![(2, 0), (2, 1), (10, 0), (256, 0)]);
