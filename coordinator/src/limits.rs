@@ -36,6 +36,8 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_SESSIONS: usize = 2_048;
 /// Status watches and exports open at once.
 pub const MAX_CONTROL_STREAMS: usize = 256;
+/// HTTP/2 streams one connection may have open at once (a worker needs two).
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 256;
 /// Bytes of one gRPC message the coordinator decodes; a larger one ends its stream.
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// Bytes of one record (encoded); a larger one is refused with a `reject`.

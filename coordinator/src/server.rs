@@ -184,7 +184,8 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
     let mut builder = Server::builder()
         .tcp_nodelay(true)
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
-        .http2_keepalive_timeout(Some(Duration::from_secs(20)));
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+        .max_concurrent_streams(Some(crate::limits::MAX_STREAMS_PER_CONNECTION));
     if let Some(tls) = tls {
         builder = builder.tls_config(tls).map_err(|e| ServerError::Tls(e.to_string()))?;
     }

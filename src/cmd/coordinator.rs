@@ -18,7 +18,8 @@ fn fixed_limits() -> String {
     format!(
         "Fixed limits (docs/cli.md#limits): at most {} reps and {} treatments per sweep, a skill library of {} KiB, \
          {} units in all stored sweeps, worker names of {} bytes; a session must send its hello within {} s; {} worker \
-         sessions and {} status watches or exports at once; gRPC messages of {} MiB; a record over {} MiB is refused \
+         sessions and {} status watches or exports at once, {} streams per connection; gRPC messages of {} MiB; a \
+         record over {} MiB is refused \
          with a reject (\"record too large\") and its attempt recorded as error (record_too_large).",
         limits::MAX_REPS,
         limits::MAX_TREATMENTS,
@@ -28,6 +29,7 @@ fn fixed_limits() -> String {
         limits::HELLO_TIMEOUT.as_secs(),
         limits::MAX_SESSIONS,
         limits::MAX_CONTROL_STREAMS,
+        limits::MAX_STREAMS_PER_CONNECTION,
         limits::MAX_MESSAGE_BYTES >> 20,
         limits::MAX_RECORD_BYTES >> 20,
     )
