@@ -113,6 +113,7 @@ async fn cluster(ttl: Duration) -> Cluster {
         token: None,
         tls: None,
         lease_ttl: ttl,
+        limits: Default::default(),
     };
     let coordinator = server::start(config, stop.clone()).await.expect("coordinator starts");
     Cluster { url: format!("http://{}", coordinator.grpc_addr), stop, coordinator, _dir: dir }
@@ -120,7 +121,7 @@ async fn cluster(ttl: Duration) -> Cluster {
 
 async fn run_sweep(c: &Cluster, s: &SweepSpec) -> (usize, Duration) {
     let mut client = Client::connect(&c.url, None, &Default::default()).await.expect("client");
-    let units = skillshift_coordinator::planner::plan(s).expect("plan").len();
+    let units = skillshift_coordinator::planner::plan(s, &Default::default()).expect("plan").len();
     let t0 = Instant::now();
     let id = client.submit(s).await.expect("submit");
     loop {

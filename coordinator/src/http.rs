@@ -1,23 +1,71 @@
 //! The coordinator's HTTP port: `/healthz`, a JSON status at `/api/status`
 //! and a small HTML page at `/` listing sweeps and workers. [`router`]
 //! returns a plain axum `Router` so other parts (metrics) can merge into it.
+//!
+//! With a token configured, every page but `/healthz` (and `/metrics`, merged
+//! in by the server) needs it, as `Authorization: Bearer <token>` or, for a
+//! browser, `?token=<token>` in the URL (the page's refresh keeps it);
+//! without it the answer is `401`.
 
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse};
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 
 use crate::engine::ControlCmd;
-use crate::service::Handle;
+use crate::service::{same, Handle};
 use crate::status::{SweepStatus, WorkerInfo};
 
-pub fn router(handle: Handle) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/api/status", get(api_status))
-        .route("/", get(page))
-        .with_state(handle)
+pub fn router(handle: Handle, token: Option<&str>) -> Router {
+    let pages = Router::new().route("/api/status", get(api_status)).route("/", get(page)).with_state(handle);
+    let pages = match token {
+        Some(t) => pages.layer(middleware::from_fn_with_state(Arc::<str>::from(t), require_token)),
+        None => pages,
+    };
+    Router::new().route("/healthz", get(|| async { "ok\n" })).merge(pages)
+}
+
+/// `%XX` escapes decoded; anything else kept as it is.
+fn percent_decoded(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (b[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Whether the request carries `token`, in its `Authorization` header or its query.
+fn presents(req: &Request, token: &str) -> bool {
+    let header = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    if header.and_then(|v| v.strip_prefix("Bearer ")).is_some_and(|t| same(t.as_bytes(), token.as_bytes())) {
+        return true;
+    }
+    let query = req.uri().query().unwrap_or("");
+    query.split('&').filter_map(|kv| kv.strip_prefix("token=")).any(|t| same(&percent_decoded(t), token.as_bytes()))
+}
+
+async fn require_token(State(token): State<Arc<str>>, req: Request, next: Next) -> Response {
+    if presents(&req, &token) {
+        return next.run(req).await;
+    }
+    let body = "missing or wrong token: send `Authorization: Bearer <token>` or add `?token=<token>` to the URL\n";
+    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], body).into_response()
 }
 
 async fn snapshot(h: &Handle) -> Option<(Vec<SweepStatus>, Vec<WorkerInfo>)> {
@@ -25,7 +73,6 @@ async fn snapshot(h: &Handle) -> Option<(Vec<SweepStatus>, Vec<WorkerInfo>)> {
     let workers = h.ask(ControlCmd::Workers).await.ok()?;
     Some((sweeps, workers))
 }
-
 async fn api_status(State(h): State<Handle>) -> impl IntoResponse {
     match snapshot(&h).await {
         Some((sweeps, workers)) => Json(serde_json::json!({"sweeps": sweeps, "workers": workers})).into_response(),

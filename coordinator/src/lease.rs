@@ -5,8 +5,10 @@
 //! stream releases its leases at once ([`Leases::release_worker`]); silence
 //! releases them when the deadline passes ([`Leases::expire`]). After a
 //! coordinator restart, attempts that were running are *orphans* with a
-//! deadline of one TTL: a worker that reconnects and names them re-attaches
-//! ([`Leases::attach`]); the rest expire like a silent worker's.
+//! deadline of one TTL: the worker they were leased to (the store's ledger
+//! says which) re-attaches when it reconnects and names them
+//! ([`Leases::attach`]); no other worker may; the rest expire like a silent
+//! worker's.
 //!
 //! Time is passed in, never read, so tests drive it by hand.
 
@@ -19,7 +21,11 @@ use skillshift_proto::convert::AttemptKey;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Holder {
     Worker(String),
-    Orphan { deadline: Instant },
+    /// Running when the coordinator restarted; `former` is who it was leased to.
+    Orphan {
+        deadline: Instant,
+        former: Option<String>,
+    },
 }
 
 #[derive(Debug)]
@@ -57,6 +63,12 @@ impl Leases {
         self.holders.is_empty()
     }
 
+    /// Whether any lease is, or waits as an orphan for, `worker`.
+    pub fn involves(&self, worker: &str) -> bool {
+        self.count(worker) > 0
+            || self.holders.values().any(|h| matches!(h, Holder::Orphan { former: Some(f), .. } if f == worker))
+    }
+
     /// The worker was heard from: its leases run until `now + ttl`.
     pub fn renew(&mut self, worker: &str, now: Instant) {
         self.deadlines.insert(worker.to_string(), now + self.ttl);
@@ -69,19 +81,21 @@ impl Leases {
         self.holders.insert(key, Holder::Worker(worker.to_string()));
     }
 
-    /// A lease whose worker is unknown after a restart, held for one TTL.
-    pub fn orphan(&mut self, key: AttemptKey, now: Instant) {
-        self.holders.insert(key, Holder::Orphan { deadline: now + self.ttl });
+    /// A lease whose worker has not reconnected since a restart, held for
+    /// one TTL for `former` (the worker it was leased to, if known).
+    pub fn orphan(&mut self, key: AttemptKey, former: Option<String>, now: Instant) {
+        self.holders.insert(key, Holder::Orphan { deadline: now + self.ttl, former });
     }
 
     /// A reconnecting worker names an attempt it is still running. Returns
-    /// true when the lease was an orphan or already this worker's.
+    /// true when the lease is already this worker's, or an orphan it held.
     pub fn attach(&mut self, key: &AttemptKey, worker: &str, now: Instant) -> bool {
         match self.holders.get(key) {
-            Some(Holder::Orphan { .. }) => {
+            Some(Holder::Orphan { former: Some(f), .. }) if f == worker => {
                 self.grant(key.clone(), worker, now);
                 true
             }
+            Some(Holder::Orphan { .. }) => false,
             Some(Holder::Worker(w)) => w == worker,
             None => false,
         }
@@ -126,7 +140,7 @@ impl Leases {
         let orphans: Vec<AttemptKey> = self
             .holders
             .iter()
-            .filter(|(_, h)| matches!(h, Holder::Orphan { deadline } if *deadline <= now))
+            .filter(|(_, h)| matches!(h, Holder::Orphan { deadline, .. } if *deadline <= now))
             .map(|(k, _)| k.clone())
             .collect();
         if !orphans.is_empty() {
@@ -178,16 +192,21 @@ mod tests {
     }
 
     #[test]
-    fn orphans_reattach_or_expire() {
+    fn orphans_reattach_to_their_former_holder_or_expire() {
         let t0 = Instant::now();
         let mut l = Leases::new(Duration::from_secs(30));
-        l.orphan(key(1), t0);
-        l.orphan(key(2), t0);
+        l.orphan(key(1), Some("w".into()), t0);
+        l.orphan(key(2), Some("w".into()), t0);
+        l.orphan(key(3), None, t0);
+        assert!(l.involves("w") && !l.involves("other"));
+        assert!(!l.attach(&key(1), "other", t0), "an orphan is not adopted by another worker");
+        assert!(!l.attach(&key(3), "w", t0), "nor one whose holder is unknown");
         assert!(l.attach(&key(1), "w", t0 + Duration::from_secs(5)));
         assert!(!l.attach(&key(9), "w", t0), "unknown attempts are not adopted");
         assert!(!l.attach(&key(1), "other", t0), "another worker's lease is not taken");
-        let gone = l.expire(t0 + Duration::from_secs(30));
-        assert_eq!(gone, vec![(None, vec![key(2)])]);
+        let mut gone = l.expire(t0 + Duration::from_secs(30));
+        gone[0].1.sort_by_key(|k| k.unit);
+        assert_eq!(gone, vec![(None, vec![key(2), key(3)])]);
         assert_eq!(l.holder(&key(1)), Some(&Holder::Worker("w".into())));
     }
 }

@@ -5,6 +5,7 @@
 //! * [`planner`]: sweep spec -> units, contract and `config_digest`.
 //! * [`scheduler`]: the assignment decision, a pure function.
 //! * [`lease`]: lease deadlines, renewal, release and re-attachment.
+//! * [`limits`]: every bound on what the coordinator is sent, with its default.
 //! * [`engine`]: the state machine tying them together (no I/O; the clock
 //!   and the id source are passed in).
 //! * [`store`]: sled behind one module; group commit.
@@ -22,6 +23,7 @@ pub mod client;
 pub mod engine;
 pub mod http;
 pub mod lease;
+pub mod limits;
 pub mod metrics;
 pub mod planner;
 pub mod scheduler;

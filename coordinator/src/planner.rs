@@ -14,6 +14,8 @@ use skillshift_common::ids::Family;
 use skillshift_common::skills::SkillLibrary;
 use skillshift_common::{AttemptSpec, Condition, Site, Uid};
 
+use crate::limits::{self, Limits};
+
 /// The version of the contract's shape.
 pub const CONTRACT_SCHEMA: &str = "skillshift.contract/1";
 
@@ -103,8 +105,19 @@ impl SweepSpec {
                 lib.check().map_err(|m| PlanError(format!("treatment '{}': skill library: {m}", t.name)))?;
             }
         }
-        if self.treatments.len() > u16::MAX as usize {
-            return err("too many treatments".into());
+        if self.treatments.len() > limits::MAX_TREATMENTS {
+            return err(format!("{} treatments; the limit is {}", self.treatments.len(), limits::MAX_TREATMENTS));
+        }
+        for t in &self.treatments {
+            let Some(lib) = &t.skills else { continue };
+            let bytes = serde_json::to_vec(lib).map_or(0, |v| v.len());
+            if bytes > limits::MAX_SKILL_LIBRARY_BYTES {
+                return err(format!(
+                    "treatment '{}': skill library is {bytes} bytes; the limit is {}",
+                    t.name,
+                    limits::MAX_SKILL_LIBRARY_BYTES
+                ));
+            }
         }
         if self.agent.trim().is_empty() {
             return err("agent is empty".into());
@@ -136,6 +149,14 @@ impl SweepSpec {
             }
             if ids.is_empty() {
                 return err(format!("the family list of site '{site}' is empty"));
+            }
+            if ids.len() > site.n_tasks() {
+                // More entries than the site has families can only be repeats.
+                return err(format!(
+                    "the family list of site '{site}' has {} entries; {site} has {} families",
+                    ids.len(),
+                    site.n_tasks()
+                ));
             }
             if let Some(bad) = ids.iter().find(|id| **id as usize >= site.n_tasks()) {
                 return err(format!("family {site}.{bad} does not exist ({site} has {} families)", site.n_tasks()));
@@ -192,25 +213,59 @@ mod family_text {
     }
 }
 
-/// Expands a validated spec into its units, in plan order.
-pub fn plan(spec: &SweepSpec) -> Result<Vec<Unit>, PlanError> {
+/// Units per rep: treatments x the families of every site x conditions.
+fn units_per_rep(spec: &SweepSpec) -> u64 {
+    let families: u64 = spec.sites.iter().map(|s| spec.families_of(*s).len() as u64).sum();
+    spec.treatments.len() as u64 * families * spec.conditions.len() as u64
+}
+
+/// How many units `spec` plans, counted without planning them; `None` past `u64`.
+pub fn unit_count(spec: &SweepSpec) -> Option<u64> {
+    units_per_rep(spec).checked_mul(u64::from(spec.count))
+}
+
+/// Checks a spec and its size against `limits` before anything is allocated
+/// for it; returns the number of units it plans.
+pub fn check(spec: &SweepSpec, limits: &Limits) -> Result<u64, PlanError> {
     spec.validate()?;
-    let mut units = Vec::new();
+    let per_rep = units_per_rep(spec);
+    let total = unit_count(spec).filter(|n| *n <= limits.max_units_per_sweep).ok_or_else(|| {
+        PlanError(format!(
+            "the sweep has {} units ({per_rep} per rep x count {}); the limit is {} units per sweep \
+             (--max-units-per-sweep)",
+            u128::from(per_rep) * u128::from(spec.count),
+            spec.count,
+            limits.max_units_per_sweep
+        ))
+    })?;
+    if spec.count > limits.max_reps {
+        let (count, max) = (spec.count, limits.max_reps);
+        return Err(PlanError(format!("count {count} is more than the {max} reps a sweep may have")));
+    }
+    if total > u64::from(u32::MAX) {
+        return Err(PlanError(format!("the sweep has {total} units, more than fit a u32 unit index")));
+    }
+    Ok(total)
+}
+
+/// Expands a spec into its units, in plan order, once [`check`] has counted
+/// them against `limits`.
+pub fn plan(spec: &SweepSpec, limits: &Limits) -> Result<Vec<Unit>, PlanError> {
+    let total = check(spec, limits)?;
+    let mut units = Vec::with_capacity(total as usize);
     let sites: Vec<Site> = Site::ALL.iter().copied().filter(|s| spec.sites.contains(s)).collect();
     let conditions: Vec<Condition> = Condition::ALL.iter().copied().filter(|c| spec.conditions.contains(c)).collect();
     for t in 0..spec.treatments.len() {
         for &site in &sites {
+            let families = spec.families_of(site);
             for &condition in &conditions {
-                for task_id in spec.families_of(site) {
+                for &task_id in &families {
                     for rep in 0..spec.count {
                         units.push(Unit { treatment: t as u16, family: Family { site, task_id }, condition, rep });
                     }
                 }
             }
         }
-    }
-    if units.len() > u32::MAX as usize {
-        return Err(PlanError("the sweep has more units than fit a u32".into()));
     }
     Ok(units)
 }
@@ -307,29 +362,77 @@ mod tests {
     #[test]
     fn full_grid_has_2130_units_per_rep_in_plan_order() {
         let mut s = spec();
-        let units = plan(&s).expect("plan");
+        let units = plan(&s, &Limits::default()).expect("plan");
         assert_eq!(units.len(), 2130);
         assert_eq!(units[0].uid().to_string(), "skillshift.gitlab.v1.0");
         assert_eq!(units[162].condition, Condition::SrcPerc);
         assert_eq!(units[162 * 3].uid().to_string(), "skillshift.gitlab.v2.0");
         s.count = 3;
-        assert_eq!(plan(&s).expect("plan").len(), 2130 * 3);
+        assert_eq!(plan(&s, &Limits::default()).expect("plan").len(), 2130 * 3);
     }
 
     #[test]
     fn family_subsets_and_bad_specs() {
         let mut s = spec();
         s.families.insert(Site::Gitlab, vec![5, 0, 5]);
-        let units = plan(&s).expect("plan");
+        let units = plan(&s, &Limits::default()).expect("plan");
         assert_eq!(units.iter().filter(|u| u.family.site == Site::Gitlab).count(), 2 * 6);
         s.families.insert(Site::Magento, vec![114]);
-        assert!(plan(&s).unwrap_err().0.contains("magento.114 does not exist"));
+        assert!(plan(&s, &Limits::default()).unwrap_err().0.contains("magento.114 does not exist"));
         let mut s = spec();
         s.count = 0;
-        assert!(plan(&s).is_err());
+        assert!(plan(&s, &Limits::default()).is_err());
         let mut s = spec();
         s.treatments.push(s.treatments[0].clone());
-        assert!(plan(&s).unwrap_err().0.contains("listed twice"));
+        assert!(plan(&s, &Limits::default()).unwrap_err().0.contains("listed twice"));
+    }
+
+    #[test]
+    fn a_count_past_the_limit_is_refused_by_arithmetic_naming_the_numbers() {
+        // 2130 x 10^9 units would need terabytes: refused before one is planned.
+        let mut s = spec();
+        s.count = 1_000_000_000;
+        let e = plan(&s, &Limits::default()).expect_err("far too many units").0;
+        assert_eq!(
+            e,
+            "the sweep has 2130000000000 units (2130 per rep x count 1000000000); \
+             the limit is 200000 units per sweep (--max-units-per-sweep)"
+        );
+        assert_eq!(unit_count(&s), Some(2_130_000_000_000));
+        // Few units but too many reps: the reps bound.
+        let mut s = spec();
+        s.sites = vec![Site::Gitlab];
+        s.conditions = vec![Condition::Src];
+        s.families.insert(Site::Gitlab, vec![0]);
+        s.count = 10_001;
+        let e = plan(&s, &Limits::default()).expect_err("too many reps").0;
+        assert_eq!(e, "count 10001 is more than the 10000 reps a sweep may have");
+    }
+
+    #[test]
+    fn the_unit_limit_is_inclusive() {
+        let mut s = spec();
+        s.count = 4;
+        let at = Limits { max_units_per_sweep: 2130 * 4, ..Limits::default() };
+        assert_eq!(plan(&s, &at).expect("exactly at the limit").len(), 2130 * 4);
+        assert_eq!(check(&s, &at), Ok(2130 * 4));
+        let below = Limits { max_units_per_sweep: 2130 * 4 - 1, ..Limits::default() };
+        let e = plan(&s, &below).expect_err("one past the limit").0;
+        assert!(e.starts_with("the sweep has 8520 units (2130 per rep x count 4); the limit is 8519"), "{e}");
+    }
+
+    #[test]
+    fn family_lists_treatments_and_skill_libraries_are_bounded() {
+        let mut s = spec();
+        s.families.insert(Site::Wordpress, vec![0; Site::Wordpress.n_tasks() + 1]);
+        let e = plan(&s, &Limits::default()).expect_err("a family list longer than the site").0;
+        assert_eq!(e, "the family list of site 'wordpress' has 80 entries; wordpress has 79 families");
+        let mut s = spec();
+        s.treatments = (0..=crate::limits::MAX_TREATMENTS)
+            .map(|i| TreatmentSpec { name: format!("T{i}"), skills: None })
+            .collect();
+        let e = plan(&s, &Limits::default()).expect_err("too many treatments").0;
+        assert_eq!(e, "65 treatments; the limit is 64");
     }
 
     #[test]

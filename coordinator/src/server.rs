@@ -9,21 +9,29 @@
 //! shutdown task cancels in turn: `serving` (the gRPC and HTTP servers, and
 //! per worker session a child centre for the session's reader, the status
 //! watches and the exports) and `engine` (the driver and its store commits).
+//!
+//! A store that cannot write (a full disk) stops the coordinator: the driver
+//! acknowledges nothing more, cancels the root, and [`Running::wait`] returns
+//! the store's error once everything has stopped, so the process exits
+//! non-zero with that one line and a supervisor can restart it.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use skillshift_proto::v1::{control_server::ControlServer, worker_server::WorkerServer};
 use skillshift_tasks::TaskCenter;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
 use crate::engine::{Effect, Engine, Input, RandomIds, SystemClock};
+use crate::limits::Limits;
 use crate::service::{ControlService, Handle, TokenCheck, WorkerService};
 use crate::store::{Store, StoreError, StoreOp};
 
@@ -48,6 +56,7 @@ pub struct Config {
     pub token: Option<String>,
     pub tls: Option<TlsFiles>,
     pub lease_ttl: Duration,
+    pub limits: Limits,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +71,21 @@ pub enum ServerError {
     Tls(String),
     #[error("grpc server: {0}")]
     Serve(String),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A token every header can carry: not empty, printable ASCII without spaces.
+fn check_token(token: &str) -> Result<(), ServerError> {
+    if token.is_empty() {
+        return Err(ServerError::Config(
+            "the token is empty: give a non-empty token, or no token to run without authentication".into(),
+        ));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ServerError::Config("the token must be printable ASCII without spaces".into()));
+    }
+    Ok(())
 }
 
 /// A started coordinator.
@@ -89,18 +113,26 @@ fn read(path: &PathBuf) -> Result<Vec<u8>, ServerError> {
 
 /// Opens the store, reloads it and starts serving. Returns once listening.
 pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running, ServerError> {
+    if let Some(t) = &config.token {
+        check_token(t)?;
+    }
     std::fs::create_dir_all(&config.data_dir).map_err(|source| StoreError::Open {
         path: config.data_dir.display().to_string(),
         source: sled::Error::Io(source),
     })?;
     let store = Store::open(&config.data_dir.join("store"))?;
-    let mut engine = Engine::new(config.lease_ttl, SystemClock, RandomIds);
+    let limits = config.limits.clone();
+    let mut engine = Engine::with_limits(config.lease_ttl, limits.clone(), SystemClock, RandomIds);
     let (metrics, exposition) = skillshift_telemetry::metrics::CoordinatorMetrics::new();
     engine.set_metrics(metrics.clone());
     let rows = store.load_all()?;
     let unfinished = rows.len();
-    engine.restore(rows, Instant::now());
-    tracing::info!(sweeps = unfinished, "store reloaded");
+    let now = Instant::now();
+    engine.restore(rows, now);
+    let workers = store.load_workers()?;
+    let registered = workers.len();
+    engine.restore_workers(workers, now);
+    tracing::info!(sweeps = unfinished, workers = registered, "store reloaded");
 
     let tls = match &config.tls {
         Some(t) => {
@@ -128,26 +160,54 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
     let (tx, rx) = mpsc::channel(INPUT_CAPACITY);
     let handle = Handle::new(tx.clone(), engine.ttl(), engine.heartbeat_interval());
     let check = TokenCheck::new(config.token.as_deref());
-    let worker_svc =
-        WorkerServer::with_interceptor(WorkerService { handle: handle.clone(), tasks: serving.clone() }, check.clone());
-    let control_svc = ControlServer::with_interceptor(
-        ControlService { handle: handle.clone(), store: store.clone(), tasks: serving.clone() },
-        check,
-    );
+    let worker_svc = WorkerServer::new(WorkerService {
+        handle: handle.clone(),
+        tasks: serving.clone(),
+        limits: limits.clone(),
+        sessions: Arc::new(Semaphore::new(limits.max_sessions)),
+    })
+    .max_decoding_message_size(limits.max_message_bytes)
+    .max_encoding_message_size(limits.max_message_bytes);
+    let worker_svc = InterceptedService::new(worker_svc, check.clone());
+    let control_svc = ControlServer::new(ControlService {
+        handle: handle.clone(),
+        store: store.clone(),
+        tasks: serving.clone(),
+        streams: Arc::new(Semaphore::new(limits.max_control_streams)),
+        limits: limits.clone(),
+    })
+    .max_decoding_message_size(limits.max_message_bytes)
+    .max_encoding_message_size(limits.max_message_bytes);
+    let control_svc = InterceptedService::new(control_svc, check);
 
-    let mut builder = Server::builder().tcp_nodelay(true);
+    // Keepalive pings find a half-open connection (a worker's host gone) within a minute.
+    let mut builder = Server::builder()
+        .tcp_nodelay(true)
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+        .max_concurrent_streams(Some(crate::limits::MAX_STREAMS_PER_CONNECTION));
     if let Some(tls) = tls {
         builder = builder.tls_config(tls).map_err(|e| ServerError::Tls(e.to_string()))?;
     }
     let router = builder.add_service(worker_svc).add_service(control_svc);
 
     let driver = {
-        let (store, tasks) = (store.clone(), engine_tasks.clone());
-        engine_tasks.spawn("driver", move |token| drive(engine, store, rx, tasks, token))
+        let (store, tasks, root_token) = (store.clone(), engine_tasks.clone(), root.token());
+        engine_tasks.spawn("driver", move |token| async move {
+            let result = drive(engine, store, rx, tasks, token).await;
+            if result.is_err() {
+                // The store cannot write: nothing may be acknowledged any more, so stop everything.
+                root_token.cancel();
+            }
+            result
+        })
     };
     let http = http_listener.map(|l| {
-        let router =
-            crate::http::router(handle.clone()).merge(crate::metrics::router(handle.clone(), metrics, exposition));
+        let router = crate::http::router(handle.clone(), config.token.as_deref()).merge(crate::metrics::router(
+            handle.clone(),
+            metrics,
+            exposition,
+        ));
         serving.spawn("http", move |token| async move {
             let _ = axum::serve(l, router).with_graceful_shutdown(token.cancelled_owned()).await;
         })
@@ -249,7 +309,7 @@ async fn drive(
                 .await
                 .map_err(|e| ServerError::Serve(format!("store task failed: {e}")))?;
             if let Err(e) = flushed {
-                tracing::error!(error = %e, "store write failed; stopping before acknowledging anything");
+                // Nothing of this batch is acknowledged; the error is the coordinator's last line.
                 return Err(e.into());
             }
             for outcome in ingested {

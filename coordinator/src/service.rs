@@ -3,6 +3,13 @@
 //! engine's input channel and turn the engine's answers back into messages.
 //! Malformed messages get an `invalid_argument` status (or, for one record, a
 //! `reject` naming the attempt) and never reach the store.
+//!
+//! Bounds at the edge (`crate::limits`): a session must say hello within the
+//! hello timeout; sessions, status watches and exports open at once are
+//! counted by semaphores and refused with `resource_exhausted` past the
+//! limit; a record past the record limit is measured, not converted, and
+//! refused by the engine with a reject. [`refusal`] is the one mapping of the
+//! engine's refusals to status codes.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,14 +17,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
+use prost::Message;
 use skillshift_proto::convert::{self, AttemptKey, WireError};
 use skillshift_proto::v1::{self, control_server::Control, worker_server::Worker};
 use skillshift_tasks::TaskCenter;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::engine::{Conn, ControlCmd, Input, Outbound, WorkerEvent};
+use crate::engine::{Conn, ControlCmd, Input, Outbound, Refused, WorkerEvent};
+use crate::limits::Limits;
 use crate::store::Store;
 use crate::wire;
 
@@ -42,6 +51,37 @@ fn invalid(e: WireError) -> Status {
     Status::invalid_argument(e.to_string())
 }
 
+/// The status of each kind of refusal.
+pub fn refusal(r: Refused) -> Status {
+    match r {
+        Refused::Invalid(m) => Status::invalid_argument(m),
+        Refused::Full(m) => Status::resource_exhausted(m),
+        Refused::NotRegistered(m) => Status::failed_precondition(m),
+    }
+}
+
+/// One of `permits`, or `resource_exhausted` naming what is at its limit.
+fn permit(permits: &Arc<Semaphore>, what: &str, limit: usize) -> Result<OwnedSemaphorePermit, Status> {
+    permits
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| Status::resource_exhausted(format!("{limit} {what} are open, the limit; try again later")))
+}
+
+/// The longest sweep id an attempt reference may carry (ids are `sw-` and 12 hex digits).
+const MAX_SWEEP_ID_BYTES: usize = 128;
+
+fn attempt_key(r: Option<v1::AttemptRef>) -> Result<AttemptKey, Status> {
+    let key = AttemptKey::try_from(r).map_err(invalid)?;
+    if key.sweep.len() > MAX_SWEEP_ID_BYTES {
+        return Err(Status::invalid_argument(format!(
+            "attempt.sweep is {} bytes; a sweep id has at most {MAX_SWEEP_ID_BYTES}",
+            key.sweep.len()
+        )));
+    }
+    Ok(key)
+}
+
 impl Handle {
     pub fn new(tx: mpsc::Sender<Input>, ttl: Duration, heartbeat: Duration) -> Handle {
         Handle { tx, conns: Arc::new(AtomicU64::new(0)), ttl, heartbeat }
@@ -62,6 +102,9 @@ pub struct WorkerService {
     pub handle: Handle,
     /// Owns each session's reader (a child centre per session).
     pub tasks: TaskCenter,
+    pub limits: Limits,
+    /// One per open session, from its first byte to its end.
+    pub sessions: Arc<Semaphore>,
 }
 
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
@@ -80,22 +123,30 @@ fn outbound_to_wire(o: Outbound) -> Result<v1::CoordinatorMessage, Status> {
 }
 
 fn keys(refs: Vec<v1::AttemptRef>) -> Vec<AttemptKey> {
-    refs.into_iter().filter_map(|r| AttemptKey::try_from(r).ok()).collect()
+    refs.into_iter().filter_map(|r| attempt_key(Some(r)).ok()).collect()
 }
 
 /// Converts one inbound message. `Err` ends the session; `Ok(Err(reject))`
-/// refuses one attempt's message.
-fn inbound(msg: v1::WorkerMessage) -> Result<Result<WorkerEvent, (AttemptKey, String)>, Status> {
+/// refuses one attempt's message. A record of more than `max_record_bytes`
+/// is not converted: the engine refuses it by its size.
+fn inbound(
+    msg: v1::WorkerMessage,
+    max_record_bytes: usize,
+) -> Result<Result<WorkerEvent, (AttemptKey, String)>, Status> {
     use v1::worker_message::Body;
     let body = msg.body.ok_or_else(|| Status::invalid_argument("empty worker message (no body)"))?;
     Ok(Ok(match body {
         Body::Hello(_) => return Err(Status::invalid_argument("hello sent twice in one session")),
         Body::Ready(r) => WorkerEvent::Ready(r.credits),
         Body::Heartbeat(h) => WorkerEvent::Heartbeat(keys(h.running)),
-        Body::Progress(p) => WorkerEvent::Progress(AttemptKey::try_from(p.attempt).map_err(invalid)?),
+        Body::Progress(p) => WorkerEvent::Progress(attempt_key(p.attempt)?),
         Body::AckRequest(a) => WorkerEvent::AckRequest(keys(a.attempts)),
         Body::Record(r) => {
-            let key = AttemptKey::try_from(r.attempt).map_err(invalid)?;
+            let key = attempt_key(r.attempt.clone())?;
+            let bytes = r.encoded_len();
+            if bytes > max_record_bytes {
+                return Ok(Ok(WorkerEvent::RecordTooLarge(key, bytes)));
+            }
             let Some(record) = r.record else {
                 return Ok(Err((key, "record message without a record".into())));
             };
@@ -120,9 +171,9 @@ impl Worker for WorkerService {
             return Err(Status::invalid_argument(format!("slots {} is not in 1..=1024", r.slots)));
         }
         let (tx, rx) = oneshot::channel();
-        let previous_id = Some(r.previous_id).filter(|p| !p.is_empty());
-        self.handle.send(Input::Register { name: r.name, hosts, slots: r.slots, previous_id, reply: tx }).await?;
-        let worker_id = rx.await.map_err(|_| unavailable())?;
+        let previous = Some(r.previous_id).filter(|p| !p.is_empty());
+        self.handle.send(Input::Register { name: r.name, hosts, slots: r.slots, previous, reply: tx }).await?;
+        let worker_id = rx.await.map_err(|_| unavailable())?.map_err(refusal)?;
         Ok(Response::new(v1::RegisterReply {
             worker_id,
             lease_ttl_ms: self.handle.ttl.as_millis() as u64,
@@ -136,15 +187,20 @@ impl Worker for WorkerService {
         &self,
         req: Request<Streaming<v1::WorkerMessage>>,
     ) -> Result<Response<Self::SessionStream>, Status> {
+        // Counted from the first byte: a stream that never says hello holds a permit until the timeout.
+        let permit = permit(&self.sessions, "worker sessions", self.limits.max_sessions)?;
         let mut stream = req.into_inner();
-        let first = stream.message().await?.ok_or_else(|| Status::invalid_argument("session closed before hello"))?;
+        let wait = self.limits.hello_timeout;
+        let first = tokio::time::timeout(wait, stream.message())
+            .await
+            .map_err(|_| Status::deadline_exceeded(format!("no hello within {} ms", wait.as_millis())))??
+            .ok_or_else(|| Status::invalid_argument("session closed before hello"))?;
         let Some(v1::worker_message::Body::Hello(hello)) = first.body else {
             return Err(Status::invalid_argument("the first message of a session must be hello"));
         };
         if hello.worker_id.is_empty() {
             return Err(Status::invalid_argument("hello without a worker id: register first"));
         }
-        let worker = hello.worker_id;
         let conn_id = self.handle.conns.fetch_add(1, Ordering::Relaxed) + 1;
         let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
         // The engine holds the only strong sender: when it drops the session
@@ -152,12 +208,16 @@ impl Worker for WorkerService {
         let weak = tx.downgrade();
         let conn = Conn { id: conn_id, tx };
         let running = keys(hello.running);
-        self.handle
-            .send(Input::Connect { worker: worker.clone(), conn, running, free_slots: hello.free_slots })
-            .await?;
+        let (reply, answer) = oneshot::channel();
+        let credential = hello.worker_id;
+        self.handle.send(Input::Connect { credential, conn, running, free_slots: hello.free_slots, reply }).await?;
+        // Only a session whose hello proved its worker's identity gets a reader.
+        let worker = answer.await.map_err(|_| unavailable())?.map_err(refusal)?;
+        let max_record_bytes = self.limits.max_record_bytes;
         let handle = self.handle.clone();
         let session = self.tasks.child(format!("worker {worker} session {conn_id}"));
         session.spawn("session-reader", move |token| async move {
+            let _permit = permit;
             loop {
                 let next = tokio::select! {
                     // Serving stops (coordinator shutdown): not a worker loss, so no
@@ -173,7 +233,7 @@ impl Worker for WorkerService {
                         break;
                     }
                 };
-                match inbound(msg) {
+                match inbound(msg, max_record_bytes) {
                     Ok(Ok(event)) => {
                         if handle.send(Input::Worker { worker: worker.clone(), conn: conn_id, event }).await.is_err() {
                             break;
@@ -214,6 +274,15 @@ pub struct ControlService {
     pub store: Store,
     /// Owns the status watches and the exports.
     pub tasks: TaskCenter,
+    /// One per open status watch or export.
+    pub streams: Arc<Semaphore>,
+    pub limits: Limits,
+}
+
+impl ControlService {
+    fn stream_permit(&self) -> Result<OwnedSemaphorePermit, Status> {
+        permit(&self.streams, "status watches and exports", self.limits.max_control_streams)
+    }
 }
 
 fn not_found(id: &str) -> Status {
@@ -224,8 +293,7 @@ fn not_found(id: &str) -> Status {
 impl Control for ControlService {
     async fn submit_sweep(&self, req: Request<v1::SweepSpec>) -> Result<Response<v1::SweepId>, Status> {
         let spec = wire::spec_from_wire(req.into_inner()).map_err(invalid)?;
-        let id =
-            self.handle.ask(|tx| ControlCmd::Submit(Box::new(spec), tx)).await?.map_err(Status::invalid_argument)?;
+        let id = self.handle.ask(|tx| ControlCmd::Submit(Box::new(spec), tx)).await?.map_err(refusal)?;
         Ok(Response::new(v1::SweepId { id }))
     }
 
@@ -239,17 +307,23 @@ impl Control for ControlService {
 
     async fn watch_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<Self::WatchSweepStream>, Status> {
         let id = req.into_inner().id;
+        let permit = self.stream_permit()?;
         let first = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
         let (tx, rx) = mpsc::channel(4);
         let handle = self.handle.clone();
         // Dropped when serving stops; the client sees the stream end and watches again.
         self.tasks.spawn_until_cancelled("watch-sweep", async move {
+            let _permit = permit;
             let mut last = first;
             if tx.send(Ok(wire::status_to_wire(&last))).await.is_err() {
                 return;
             }
             while !last.state.is_final() {
                 tokio::time::sleep(Duration::from_millis(250)).await;
+                if tx.is_closed() {
+                    // The client went away: give its permit back now, not at the next change.
+                    return;
+                }
                 let Ok(Some(st)) = handle.ask(|t| ControlCmd::Get(id.clone(), t)).await else { break };
                 if st != last {
                     if tx.send(Ok(wire::status_to_wire(&st))).await.is_err() {
@@ -283,11 +357,13 @@ impl Control for ControlService {
 
     async fn export_records(&self, req: Request<v1::SweepId>) -> Result<Response<Self::ExportRecordsStream>, Status> {
         let id = req.into_inner().id;
+        let permit = self.stream_permit()?;
         let meta = self.store.sweep(&id).map_err(|e| Status::internal(e.to_string()))?.ok_or_else(|| not_found(&id))?;
         let (tx, rx) = mpsc::channel(256);
         let store = self.store.clone();
         let token = self.tasks.token();
         self.tasks.spawn_blocking("export-records", move || {
+            let _permit = permit;
             use v1::export_item::Item;
             let contract = serde_json::to_string_pretty(&meta.contract).unwrap_or_default();
             if tx.blocking_send(Ok(v1::ExportItem { item: Some(Item::ContractJson(contract)) })).is_err() {
@@ -332,7 +408,7 @@ impl TokenCheck {
 }
 
 /// Compares without leaking where the first difference is.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

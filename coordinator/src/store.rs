@@ -2,23 +2,54 @@
 //!
 //! Trees:
 //! * `sweeps`: sweep id -> [`SweepMeta`] (spec, contract, digest, cancel flag);
-//! * `units`: (sweep, unit) -> [`Unit`];
+//! * `unit_chunks`: (sweep, chunk) -> up to [`UNITS_PER_CHUNK`] [`Unit`]s in
+//!   plan order, 12 bytes each (treatment u16, site u8, task id u32, condition
+//!   u8, rep u32; big-endian, sites and conditions by their index in `ALL`);
+//! * `units`: (sweep, unit) -> one [`Unit`] as JSON, as stores before
+//!   `unit_chunks` kept them; read, never written;
 //! * `attempts`: (sweep, unit, attempt) -> [`AttemptRow`] (who ran it: the lease ledger);
-//! * `records`: (sweep, unit, attempt) -> [`StoredRecord`].
+//! * `records`: (sweep, unit, attempt) -> [`StoredRecord`];
+//! * `workers`: worker id -> [`WorkerRow`] (the registry, so an identity
+//!   survives a restart).
 //!
 //! Keys are `sweep id, 0x00, unit (u32 BE), attempt (u32 BE)`, so a prefix scan
 //! yields a sweep's rows in (unit, attempt) order: export is deterministic and,
 //! a key being unique, never holds two records of one attempt. Writes are
 //! applied in batches and made durable by one [`Store::flush`] (group commit);
 //! the engine acknowledges nothing before that flush returns.
+//!
+//! A sweep is created by one sled transaction holding its metadata and all
+//! its units ([`StoreOp::CreateSweep`]), so no crash or failed write leaves
+//! one without the other. A sweep found with fewer units than its spec plans
+//! (written by a version without that transaction) and nothing run yet is
+//! removed on load, with a log line; one that has attempts is refused as
+//! corrupt.
+//!
+//! A store whose write or flush failed is *broken*: it refuses every later
+//! write. When sled itself failed, its handle is kept alive to the end of
+//! the process, because sled flushes when its last handle is dropped and,
+//! after a failed write (a full disk), that flush waits forever: the process
+//! would never exit.
+//!
+//! [`Faults`] is a test hook: it makes writes fail as a full disk would.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use skillshift_common::Record;
+use skillshift_common::ids::Family;
+use skillshift_common::{Condition, Record, Site};
 use skillshift_proto::convert::AttemptKey;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+use sled::Transactional;
 
-use crate::planner::{SweepSpec, Unit};
+use crate::planner::{self, SweepSpec, Unit};
+
+/// Units per row of the `unit_chunks` tree.
+pub const UNITS_PER_CHUNK: usize = 65_536;
+/// Bytes of one unit in a chunk.
+const UNIT_BYTES: usize = 12;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -28,6 +59,10 @@ pub enum StoreError {
     Sled(#[from] sled::Error),
     #[error("store: corrupt {what} at key {key}: {message}")]
     Corrupt { what: &'static str, key: String, message: String },
+    #[error("store: an earlier write failed; nothing more is written")]
+    Broken,
+    #[error("store: {0} (injected fault)")]
+    Injected(&'static str),
 }
 
 /// What the store keeps about a sweep.
@@ -51,8 +86,9 @@ pub struct AttemptRow {
     pub started_ms: u64,
 }
 
-/// A stored record. `synthetic` marks the `error`/`worker_lost` record the
-/// coordinator writes for a lost attempt; the attempt's own record, if it
+/// A stored record. `synthetic` marks the `error` record the coordinator
+/// writes for an attempt that ended without its worker's record (the worker
+/// was lost, or its record was too large); the attempt's own record, if it
 /// arrives late, replaces it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredRecord {
@@ -60,13 +96,27 @@ pub struct StoredRecord {
     pub record: Record,
 }
 
+/// A registered worker: its public id, its name and the SHA-256 of the secret
+/// it proves its identity with (never the secret itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerRow {
+    pub id: String,
+    pub name: String,
+    pub secret_sha256: String,
+    pub registered_ms: u64,
+}
+
 /// One write of a batch.
 #[derive(Debug, Clone)]
 pub enum StoreOp {
+    /// A new sweep: its metadata and every unit, in one transaction.
+    CreateSweep(SweepMeta, Vec<Unit>),
+    /// A sweep's metadata changed (cancelled, resumed, stopped).
     Sweep(SweepMeta),
-    Units(String, Vec<Unit>),
     Attempt(AttemptKey, AttemptRow),
     Record(AttemptKey, StoredRecord),
+    Worker(WorkerRow),
+    ForgetWorker(String),
 }
 
 /// Everything stored about one sweep, as loaded on restart.
@@ -78,13 +128,50 @@ pub struct SweepRows {
     pub records: Vec<(AttemptKey, StoredRecord)>,
 }
 
+/// Injected write failures, for tests: after `n` more row writes every write
+/// fails with the error a full disk gives (`StorageFull`).
+#[derive(Debug)]
+pub struct Faults {
+    writes_left: AtomicU64,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        Faults { writes_left: AtomicU64::new(u64::MAX) }
+    }
+}
+
+impl Faults {
+    /// Lets `n` more row writes through, then fails every one.
+    pub fn fail_writes_after(&self, n: u64) {
+        self.writes_left.store(n, Ordering::SeqCst);
+    }
+
+    /// One row write: `Err` once the allowance is used up.
+    fn write(&self) -> Result<(), StoreError> {
+        let left = self.writes_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
+            u64::MAX => Some(u64::MAX),
+            0 => None,
+            n => Some(n - 1),
+        });
+        match left {
+            Ok(_) => Ok(()),
+            Err(_) => Err(StoreError::Injected("no space left on device")),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Store {
     db: sled::Db,
     sweeps: sled::Tree,
-    units: sled::Tree,
+    unit_chunks: sled::Tree,
+    legacy_units: sled::Tree,
     attempts: sled::Tree,
     records: sled::Tree,
+    workers: sled::Tree,
+    faults: Arc<Faults>,
+    broken: Arc<AtomicBool>,
 }
 
 fn sweep_prefix(sweep: &str) -> Vec<u8> {
@@ -118,17 +205,49 @@ fn decode_attempt_key(bytes: &[u8]) -> Option<AttemptKey> {
     Some(AttemptKey { sweep, unit, attempt })
 }
 
+fn shown(key: &[u8]) -> String {
+    String::from_utf8_lossy(key).replace('\0', "/")
+}
+
 fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     // Serializing our own plain structs cannot fail (no maps with non-string keys).
     serde_json::to_vec(v).unwrap_or_default()
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(what: &'static str, key: &[u8], v: &[u8]) -> Result<T, StoreError> {
-    serde_json::from_slice(v).map_err(|e| StoreError::Corrupt {
-        what,
-        key: String::from_utf8_lossy(key).replace('\0', "/"),
-        message: e.to_string(),
-    })
+    serde_json::from_slice(v).map_err(|e| StoreError::Corrupt { what, key: shown(key), message: e.to_string() })
+}
+
+/// Units as the 12-byte rows of a chunk.
+fn encode_units(units: &[Unit]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(units.len() * UNIT_BYTES);
+    for u in units {
+        out.extend_from_slice(&u.treatment.to_be_bytes());
+        out.push(u.family.site.index() as u8);
+        out.extend_from_slice(&u.family.task_id.to_be_bytes());
+        out.push(u.condition.index() as u8);
+        out.extend_from_slice(&u.rep.to_be_bytes());
+    }
+    out
+}
+
+fn decode_units(key: &[u8], bytes: &[u8], out: &mut Vec<Unit>) -> Result<(), StoreError> {
+    let corrupt = |message: String| StoreError::Corrupt { what: "unit chunk", key: shown(key), message };
+    if bytes.len() % UNIT_BYTES != 0 {
+        return Err(corrupt(format!("{} bytes is not a whole number of {UNIT_BYTES}-byte units", bytes.len())));
+    }
+    for (i, b) in bytes.chunks_exact(UNIT_BYTES).enumerate() {
+        let site = Site::ALL.get(b[2] as usize).ok_or_else(|| corrupt(format!("unit {i}: site index {}", b[2])))?;
+        let condition =
+            Condition::ALL.get(b[7] as usize).ok_or_else(|| corrupt(format!("unit {i}: condition index {}", b[7])))?;
+        out.push(Unit {
+            treatment: u16::from_be_bytes([b[0], b[1]]),
+            family: Family { site: *site, task_id: u32::from_be_bytes([b[3], b[4], b[5], b[6]]) },
+            condition: *condition,
+            rep: u32::from_be_bytes([b[8], b[9], b[10], b[11]]),
+        });
+    }
+    Ok(())
 }
 
 impl Store {
@@ -141,32 +260,87 @@ impl Store {
             .map_err(|source| StoreError::Open { path: dir.display().to_string(), source })?;
         Ok(Store {
             sweeps: db.open_tree("sweeps")?,
-            units: db.open_tree("units")?,
+            unit_chunks: db.open_tree("unit_chunks")?,
+            legacy_units: db.open_tree("units")?,
             attempts: db.open_tree("attempts")?,
             records: db.open_tree("records")?,
+            workers: db.open_tree("workers")?,
             db,
+            faults: Arc::default(),
+            broken: Arc::default(),
         })
+    }
+
+    /// Marks the store broken after a failed write (see the module header).
+    fn broke(&self, e: StoreError) -> StoreError {
+        let first = !self.broken.swap(true, Ordering::SeqCst);
+        if first && matches!(e, StoreError::Sled(_)) {
+            // Never dropped: sled's flush on drop would wait forever after its own failure.
+            std::mem::forget(self.db.clone());
+        }
+        e
+    }
+
+    fn check_writable(&self) -> Result<(), StoreError> {
+        if self.broken.load(Ordering::SeqCst) {
+            return Err(StoreError::Broken);
+        }
+        Ok(())
+    }
+
+    /// The test hook that makes writes fail.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    fn insert(&self, tree: &sled::Tree, key: impl AsRef<[u8]>, value: Vec<u8>) -> Result<(), StoreError> {
+        self.faults.write()?;
+        tree.insert(key.as_ref(), value)?;
+        Ok(())
+    }
+
+    /// A sweep's metadata and units, all or nothing.
+    fn create_sweep(&self, meta: &SweepMeta, units: &[Unit]) -> Result<(), StoreError> {
+        let chunks: Vec<(Vec<u8>, Vec<u8>)> = units
+            .chunks(UNITS_PER_CHUNK)
+            .enumerate()
+            .map(|(i, c)| (unit_key(&meta.id, i as u32), encode_units(c)))
+            .collect();
+        let meta_bytes = encode(meta);
+        let faults = &self.faults;
+        let result = (&self.sweeps, &self.unit_chunks).transaction(|(sweeps, unit_chunks)| {
+            for (k, v) in &chunks {
+                faults.write().map_err(ConflictableTransactionError::Abort)?;
+                unit_chunks.insert(k.as_slice(), v.as_slice())?;
+            }
+            faults.write().map_err(ConflictableTransactionError::Abort)?;
+            sweeps.insert(meta.id.as_bytes(), meta_bytes.as_slice())?;
+            Ok(())
+        });
+        match result {
+            Ok(()) => Ok(()),
+            Err(TransactionError::Abort(e)) => Err(e),
+            Err(TransactionError::Storage(e)) => Err(e.into()),
+        }
     }
 
     /// Applies a batch (in memory); durable only after [`Store::flush`].
     pub fn apply(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
+        self.check_writable()?;
+        self.apply_ops(ops).map_err(|e| self.broke(e))
+    }
+
+    fn apply_ops(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
         for op in ops {
             match op {
-                StoreOp::Sweep(meta) => {
-                    self.sweeps.insert(meta.id.as_bytes(), encode(meta))?;
-                }
-                StoreOp::Units(sweep, units) => {
-                    let mut batch = sled::Batch::default();
-                    for (i, u) in units.iter().enumerate() {
-                        batch.insert(unit_key(sweep, i as u32), encode(u));
-                    }
-                    self.units.apply_batch(batch)?;
-                }
-                StoreOp::Attempt(key, row) => {
-                    self.attempts.insert(attempt_key(key), encode(row))?;
-                }
-                StoreOp::Record(key, rec) => {
-                    self.records.insert(attempt_key(key), encode(rec))?;
+                StoreOp::CreateSweep(meta, units) => self.create_sweep(meta, units)?,
+                StoreOp::Sweep(meta) => self.insert(&self.sweeps, meta.id.as_bytes(), encode(meta))?,
+                StoreOp::Attempt(key, row) => self.insert(&self.attempts, attempt_key(key), encode(row))?,
+                StoreOp::Record(key, rec) => self.insert(&self.records, attempt_key(key), encode(rec))?,
+                StoreOp::Worker(row) => self.insert(&self.workers, row.id.as_bytes(), encode(row))?,
+                StoreOp::ForgetWorker(id) => {
+                    self.faults.write()?;
+                    self.workers.remove(id.as_bytes())?;
                 }
             }
         }
@@ -175,7 +349,9 @@ impl Store {
 
     /// Makes every applied write durable (survives a kill of the process).
     pub fn flush(&self) -> Result<usize, StoreError> {
-        Ok(self.db.flush()?)
+        self.check_writable()?;
+        let flushed = self.faults.write().and_then(|()| Ok(self.db.flush()?));
+        flushed.map_err(|e| self.broke(e))
     }
 
     pub fn record(&self, key: &AttemptKey) -> Result<Option<StoredRecord>, StoreError> {
@@ -189,7 +365,7 @@ impl Store {
             let (k, v) = row?;
             let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
                 what: "record key",
-                key: String::from_utf8_lossy(&k).replace('\0', "/"),
+                key: shown(&k),
                 message: "not (sweep, unit, attempt)".into(),
             })?;
             Ok((key, decode("record", &k, &v)?))
@@ -200,39 +376,230 @@ impl Store {
         self.sweeps.get(id.as_bytes())?.map(|v| decode("sweep", id.as_bytes(), &v)).transpose()
     }
 
-    /// Everything stored, sweep by sweep (for the restart reload).
-    pub fn load_all(&self) -> Result<Vec<SweepRows>, StoreError> {
-        let mut out = Vec::new();
-        for row in self.sweeps.iter() {
+    /// A sweep's units in plan order: its chunks, or the one-row-per-unit form of older stores.
+    fn units(&self, sweep: &str) -> Result<Vec<Unit>, StoreError> {
+        let prefix = sweep_prefix(sweep);
+        let mut units = Vec::new();
+        for row in self.unit_chunks.scan_prefix(&prefix) {
             let (k, v) = row?;
-            let meta: SweepMeta = decode("sweep", &k, &v)?;
-            let prefix = sweep_prefix(&meta.id);
-            let mut units = Vec::new();
-            for row in self.units.scan_prefix(&prefix) {
+            decode_units(&k, &v, &mut units)?;
+        }
+        if units.is_empty() {
+            for row in self.legacy_units.scan_prefix(&prefix) {
                 let (k, v) = row?;
                 units.push(decode("unit", &k, &v)?);
             }
+        }
+        Ok(units)
+    }
+
+    /// Removes a sweep that was never fully created (nothing ran in it).
+    fn remove_incomplete(&self, id: &str) -> Result<(), StoreError> {
+        let prefix = sweep_prefix(id);
+        for tree in [&self.unit_chunks, &self.legacy_units] {
+            for row in tree.scan_prefix(&prefix).keys() {
+                tree.remove(row?)?;
+            }
+        }
+        self.sweeps.remove(id.as_bytes())?;
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// Everything stored, sweep by sweep (for the restart reload). A sweep
+    /// stored with fewer units than its spec plans and nothing run is
+    /// removed (see the module header); with attempts it is corrupt.
+    pub fn load_all(&self) -> Result<Vec<SweepRows>, StoreError> {
+        let mut metas = Vec::new();
+        for row in self.sweeps.iter() {
+            let (k, v) = row?;
+            metas.push(decode::<SweepMeta>("sweep", &k, &v)?);
+        }
+        let mut out = Vec::new();
+        for meta in metas {
+            let units = self.units(&meta.id)?;
             let mut attempts = Vec::new();
-            for row in self.attempts.scan_prefix(&prefix) {
+            for row in self.attempts.scan_prefix(sweep_prefix(&meta.id)) {
                 let (k, v) = row?;
                 let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
                     what: "attempt key",
-                    key: String::from_utf8_lossy(&k).replace('\0', "/"),
+                    key: shown(&k),
                     message: "not (sweep, unit, attempt)".into(),
                 })?;
                 attempts.push((key, decode("attempt", &k, &v)?));
             }
             let records = self.records(&meta.id).collect::<Result<Vec<_>, _>>()?;
+            let planned = planner::unit_count(&meta.spec);
+            if planned != Some(units.len() as u64) {
+                let planned = planned.map_or("more than 2^64".to_string(), |n| n.to_string());
+                if !attempts.is_empty() || !records.is_empty() {
+                    return Err(StoreError::Corrupt {
+                        what: "sweep",
+                        key: meta.id.clone(),
+                        message: format!("{} units stored, its spec plans {planned}", units.len()),
+                    });
+                }
+                tracing::warn!(
+                    sweep = %meta.id,
+                    stored = units.len(),
+                    planned = %planned,
+                    "sweep was never fully created (a write was cut short); removed"
+                );
+                self.remove_incomplete(&meta.id).map_err(|e| self.broke(e))?;
+                continue;
+            }
             out.push(SweepRows { meta, units, attempts, records });
         }
         Ok(out)
+    }
+
+    /// Every registered worker (for the restart reload).
+    pub fn load_workers(&self) -> Result<Vec<WorkerRow>, StoreError> {
+        self.workers
+            .iter()
+            .map(|row| {
+                let (k, v) = row?;
+                decode("worker", &k, &v)
+            })
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::planner::TreatmentSpec;
     use skillshift_common::{Condition, Outcome, Site};
+
+    /// Opens `dir` again; sled's own threads may hold the closed store's lock for a moment.
+    fn reopen(dir: &Path) -> Store {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            match Store::open(dir) {
+                Ok(store) => return store,
+                Err(e) if std::time::Instant::now() > deadline => panic!("reopen: {e}"),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+    }
+
+    fn meta(id: &str, count: u32) -> (SweepMeta, Vec<Unit>) {
+        let mut spec = SweepSpec::full_grid(TreatmentSpec { name: "CONTROL".into(), skills: None });
+        spec.count = count;
+        let units = planner::plan(&spec, &crate::limits::Limits::default()).expect("plan");
+        let (contract, config_digest) = planner::contract(&spec);
+        let meta =
+            SweepMeta { id: id.into(), spec, contract, config_digest, created_ms: 1, cancelled: false, stopped: None };
+        (meta, units)
+    }
+
+    #[test]
+    fn units_round_trip_through_chunks_in_plan_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // 31 reps of the full grid: 66,030 units, one more chunk than fits in one.
+        let (m, units) = meta("sw-1", 31);
+        assert!(units.len() > UNITS_PER_CHUNK);
+        {
+            let store = Store::open(dir.path()).expect("open");
+            store.apply(&[StoreOp::CreateSweep(m, units.clone())]).expect("create");
+            store.flush().expect("flush");
+        }
+        let rows = reopen(dir.path()).load_all().expect("load");
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].units, units);
+    }
+
+    #[test]
+    fn a_sweep_is_created_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (m, units) = meta("sw-1", 31);
+        {
+            let store = Store::open(dir.path()).expect("open");
+            // The disk fills after the first chunk: the metadata write never happens.
+            store.faults().fail_writes_after(1);
+            let e = store.apply(&[StoreOp::CreateSweep(m.clone(), units.clone())]).expect_err("disk full");
+            assert!(e.to_string().contains("no space left on device"), "{e}");
+            assert!(store.sweep("sw-1").expect("read").is_none(), "no metadata without its units");
+            assert_eq!(store.unit_chunks.len(), 0, "no units without their metadata");
+            let e = store.apply(&[StoreOp::Worker(WorkerRow {
+                id: "w-1".into(),
+                name: "n".into(),
+                secret_sha256: "ab".into(),
+                registered_ms: 1,
+            })]);
+            assert!(matches!(e, Err(StoreError::Broken)), "a broken store writes nothing more: {e:?}");
+        }
+        let store = reopen(dir.path());
+        assert!(store.load_all().expect("load").is_empty());
+    }
+
+    #[test]
+    fn metadata_stored_without_its_units_is_removed_on_load_unless_something_ran() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (m, _) = meta("sw-half", 1);
+        let (other, units) = meta("sw-whole", 1);
+        {
+            let store = Store::open(dir.path()).expect("open");
+            // What an older version left behind on a full disk: the metadata alone.
+            store.apply(&[StoreOp::Sweep(m.clone())]).expect("meta");
+            store.apply(&[StoreOp::CreateSweep(other, units)]).expect("create");
+            store.flush().expect("flush");
+        }
+        {
+            let store = reopen(dir.path());
+            let rows = store.load_all().expect("load");
+            assert_eq!(rows.iter().map(|r| r.meta.id.as_str()).collect::<Vec<_>>(), ["sw-whole"]);
+            assert!(store.sweep("sw-half").expect("read").is_none(), "the half-written sweep is gone");
+        }
+        // The same with an attempt stored: refused as corrupt, nothing removed.
+        let store = reopen(dir.path());
+        store.apply(&[StoreOp::Sweep(m)]).expect("meta");
+        let key = AttemptKey { sweep: "sw-half".into(), unit: 0, attempt: 0 };
+        store.apply(&[StoreOp::Attempt(key, AttemptRow { worker: "w-1".into(), started_ms: 1 })]).expect("attempt");
+        let e = store.load_all().expect_err("corrupt");
+        assert_eq!(e.to_string(), "store: corrupt sweep at key sw-half: 0 units stored, its spec plans 2130");
+        assert!(store.sweep("sw-half").expect("read").is_some());
+    }
+
+    #[test]
+    fn units_stored_one_row_each_by_older_stores_still_load() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (m, units) = meta("sw-old", 1);
+        {
+            let store = Store::open(dir.path()).expect("open");
+            for (i, u) in units.iter().enumerate() {
+                store.legacy_units.insert(unit_key("sw-old", i as u32), encode(u)).expect("legacy row");
+            }
+            store.apply(&[StoreOp::Sweep(m)]).expect("meta");
+            store.flush().expect("flush");
+        }
+        let rows = reopen(dir.path()).load_all().expect("load");
+        assert_eq!(rows[0].units, units);
+    }
+
+    #[test]
+    fn a_chunk_with_an_unknown_site_is_corrupt() {
+        let mut units = Vec::new();
+        let mut bytes = encode_units(&meta("sw", 1).1[..2]);
+        bytes[UNIT_BYTES + 2] = 9;
+        let e = decode_units(b"sw\0\0\0\0\0", &bytes, &mut units).expect_err("site 9");
+        assert!(e.to_string().contains("unit 1: site index 9"), "{e}");
+    }
+
+    #[test]
+    fn workers_are_kept_and_forgotten() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let row =
+            |id: &str| WorkerRow { id: id.into(), name: "n".into(), secret_sha256: "ab".into(), registered_ms: 5 };
+        {
+            let store = Store::open(dir.path()).expect("open");
+            store.apply(&[StoreOp::Worker(row("w-1")), StoreOp::Worker(row("w-2"))]).expect("apply");
+            store.apply(&[StoreOp::ForgetWorker("w-1".into())]).expect("forget");
+            store.flush().expect("flush");
+        }
+        let store = reopen(dir.path());
+        assert_eq!(store.load_workers().expect("load"), vec![row("w-2")]);
+    }
 
     fn key(unit: u32, attempt: u32) -> AttemptKey {
         AttemptKey { sweep: "s1".into(), unit, attempt }
@@ -265,7 +632,7 @@ mod tests {
             store.apply(&[StoreOp::Record(key(2, 0), rec(0))]).expect("idempotent rewrite");
             store.flush().expect("flush");
         }
-        let store = Store::open(dir.path()).expect("reopen");
+        let store = reopen(dir.path());
         let keys: Vec<(u32, u32)> =
             store.records("s1").map(|r| r.map(|(k, _)| (k.unit, k.attempt))).collect::<Result<_, _>>().expect("scan");
         assert_eq!(keys, vec![(2, 0), (2, 1), (10, 0), (256, 0)]);

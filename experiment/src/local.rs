@@ -71,6 +71,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 token: Some(token.clone()),
                 tls: None,
                 lease_ttl: Duration::from_secs(30),
+                limits: Default::default(),
             },
             cancel.child_token(),
         )

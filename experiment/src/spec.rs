@@ -123,7 +123,8 @@ pub fn build(s: &SweepSettings) -> anyhow::Result<SweepSpec> {
     Ok(spec)
 }
 
-/// How many units a spec plans (0 when it cannot be planned).
+/// How many units a spec plans (0 when it cannot be planned), counted without planning them.
 pub fn units(spec: &SweepSpec) -> usize {
-    skillshift_coordinator::planner::plan(spec).map(|u| u.len()).unwrap_or(0)
+    let n = spec.validate().ok().and_then(|()| skillshift_coordinator::planner::unit_count(spec));
+    n.map_or(0, |n| n as usize)
 }

@@ -1,7 +1,8 @@
 //! `skillshift coordinator`: runs the coordinator until Ctrl-C / SIGTERM, then
 //! shuts down in order (stop leasing, drain, stop serving, flush the store).
 //! The first line on stdout names the bound addresses, so scripts (and the
-//! test sandbox) can use `--listen 127.0.0.1:0`.
+//! test sandbox) can use `--listen 127.0.0.1:0`. A store that cannot write
+//! ends it with one error line and exit 2, for a supervisor to restart it.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,9 +10,33 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use skillshift_coordinator::limits::{self, Limits};
 use skillshift_coordinator::server::{self, Config, TlsFiles};
 
+/// The bounds without a flag, stated under `--help`.
+fn fixed_limits() -> String {
+    format!(
+        "Fixed limits (docs/cli.md#limits): at most {} reps and {} treatments per sweep, a skill library of {} KiB, \
+         {} units in all stored sweeps, worker names of {} bytes; a session must send its hello within {} s; {} worker \
+         sessions and {} status watches or exports at once, {} streams per connection; gRPC messages of {} MiB; a \
+         record over {} MiB is refused \
+         with a reject (\"record too large\") and its attempt recorded as error (record_too_large).",
+        limits::MAX_REPS,
+        limits::MAX_TREATMENTS,
+        limits::MAX_SKILL_LIBRARY_BYTES >> 10,
+        limits::MAX_UNITS_TOTAL,
+        limits::MAX_WORKER_NAME_BYTES,
+        limits::HELLO_TIMEOUT.as_secs(),
+        limits::MAX_SESSIONS,
+        limits::MAX_CONTROL_STREAMS,
+        limits::MAX_STREAMS_PER_CONNECTION,
+        limits::MAX_MESSAGE_BYTES >> 20,
+        limits::MAX_RECORD_BYTES >> 20,
+    )
+}
+
 #[derive(clap::Args)]
+#[command(after_help = fixed_limits())]
 pub struct Args {
     /// gRPC address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:50051")]
@@ -22,7 +47,8 @@ pub struct Args {
     /// Where the store lives.
     #[arg(long, default_value = ".skillshift/coordinator")]
     pub data_dir: PathBuf,
-    /// Shared token every worker and control client must present.
+    /// Shared token every worker and control client must present, and every
+    /// HTTP page but /healthz and /metrics (an empty token is refused).
     #[arg(long, env = "SKILLSHIFT_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// PEM certificate for TLS (with --tls-key).
@@ -37,11 +63,33 @@ pub struct Args {
     /// Lease time-to-live in milliseconds; heartbeats renew it.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub lease_ttl_ms: u64,
+    /// Units one sweep may have; a larger sweep is refused before it is planned.
+    #[arg(long, default_value_t = limits::MAX_UNITS_PER_SWEEP, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_units_per_sweep: u64,
+    /// Sweeps the coordinator may hold (finished ones count).
+    #[arg(long, default_value_t = limits::MAX_SWEEPS, value_parser = positive)]
+    pub max_sweeps: usize,
+    /// Workers that may be registered at once; an idle one is forgotten to make room.
+    #[arg(long, default_value_t = limits::MAX_WORKERS, value_parser = positive)]
+    pub max_workers: usize,
+    /// Seconds a worker that is not connected and holds no lease stays registered.
+    #[arg(long, default_value_t = limits::WORKER_EXPIRY.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub worker_expiry_s: u64,
     #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
+fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("'{s}' is not a positive whole number")),
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.token.as_deref() == Some("") {
+        anyhow::bail!("--token is empty: give a non-empty token, or leave --token (and SKILLSHIFT_TOKEN) out");
+    }
     let telemetry = args.telemetry.config("skillshift-coordinator")?;
     let tls = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => Some(TlsFiles { cert, key, ca: args.ca }),
@@ -51,9 +99,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen: args.listen,
         http: args.http,
         data_dir: args.data_dir,
-        token: args.token.filter(|t| !t.is_empty()),
+        token: args.token,
         tls,
         lease_ttl: Duration::from_millis(args.lease_ttl_ms),
+        limits: Limits {
+            max_units_per_sweep: args.max_units_per_sweep,
+            max_sweeps: args.max_sweeps,
+            max_workers: args.max_workers,
+            worker_expiry: Duration::from_secs(args.worker_expiry_s),
+            ..Limits::default()
+        },
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {

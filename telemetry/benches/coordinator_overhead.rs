@@ -45,16 +45,21 @@ fn one_sweep() -> (u64, Duration) {
     for i in 0..WORKERS {
         let (tx, mut rx) = oneshot::channel();
         e.handle(
-            Input::Register { name: format!("w{i}"), hosts: hosts.clone(), slots: SLOTS, previous_id: None, reply: tx },
+            Input::Register { name: format!("w{i}"), hosts: hosts.clone(), slots: SLOTS, previous: None, reply: tx },
             t,
         );
-        let id = rx.try_recv().expect("registered");
+        // The registration is answered once it would be durable.
+        for effect in e.take_outputs().1 {
+            if let Effect::Reply(f) = effect {
+                f();
+            }
+        }
+        let credential = rx.try_recv().expect("answered").expect("registered");
         let (ctx, crx) = mpsc::channel(1);
         keep.push(crx);
-        e.handle(
-            Input::Connect { worker: id, conn: Conn { id: i as u64, tx: ctx }, running: vec![], free_slots: SLOTS },
-            t,
-        );
+        let (reply, _connected) = oneshot::channel();
+        let conn = Conn { id: i as u64, tx: ctx };
+        e.handle(Input::Connect { credential, conn, running: vec![], free_slots: SLOTS, reply }, t);
     }
     let _ = e.take_outputs();
 

@@ -20,6 +20,10 @@ pub struct Options {
     pub token: Option<String>,
     pub lease_ttl_ms: u64,
     pub tls: Tls,
+    /// Serve the HTTP port too (on a free port; see [`Sandbox::http_addr`]).
+    pub http: bool,
+    /// More flags for the coordinator.
+    pub coordinator_args: Vec<String>,
 }
 
 /// How the sandbox's coordinator speaks TLS (the material is in tests/fixtures/tls).
@@ -34,7 +38,13 @@ pub enum Tls {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { token: Some("sandbox-token".into()), lease_ttl_ms: 30_000, tls: Tls::Off }
+        Options {
+            token: Some("sandbox-token".into()),
+            lease_ttl_ms: 30_000,
+            tls: Tls::Off,
+            http: false,
+            coordinator_args: Vec::new(),
+        }
     }
 }
 
@@ -47,6 +57,8 @@ pub struct Sandbox {
     pub dir: tempfile::TempDir,
     pub opts: Options,
     pub addr: String,
+    /// The HTTP port's address, with [`Options::http`].
+    pub http_addr: Option<String>,
     coordinator: Option<Child>,
     pub workers: Vec<Child>,
     coordinator_starts: u32,
@@ -60,8 +72,15 @@ impl Sandbox {
 
     pub fn start_with(workers: usize, simulate_ms: u64, opts: Options) -> Sandbox {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut sb =
-            Sandbox { dir, opts, addr: String::new(), coordinator: None, workers: Vec::new(), coordinator_starts: 0 };
+        let mut sb = Sandbox {
+            dir,
+            opts,
+            addr: String::new(),
+            http_addr: None,
+            coordinator: None,
+            workers: Vec::new(),
+            coordinator_starts: 0,
+        };
         sb.start_coordinator("127.0.0.1:0");
         for _ in 0..workers {
             sb.add_worker(simulate_ms, &[]);
@@ -107,6 +126,10 @@ impl Sandbox {
         if let Some(t) = &self.opts.token {
             cmd.args(["--token", t]);
         }
+        if self.opts.http {
+            cmd.args(["--http", "127.0.0.1:0"]);
+        }
+        cmd.args(&self.opts.coordinator_args);
         if self.opts.tls != Tls::Off {
             cmd.args(["--tls-cert", &tls_file("server.pem"), "--tls-key", &tls_file("server.key")]);
         }
@@ -124,6 +147,7 @@ impl Sandbox {
             )
         });
         self.addr = addr.split_whitespace().next().unwrap_or(addr).to_string();
+        self.http_addr = addr.split("(http ").nth(1).map(|h| h.trim_end_matches(')').to_string());
         self.coordinator = Some(child);
     }
 
@@ -247,6 +271,11 @@ impl Sandbox {
     pub fn kill_worker(&mut self, i: usize) {
         self.signal_worker(i, "KILL");
         let _ = self.workers[i].wait();
+    }
+
+    /// Whether the coordinator process is still running.
+    pub fn coordinator_alive(&mut self) -> bool {
+        self.coordinator.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 
     /// kill -9 of the coordinator.

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use skillshift_proto::convert::AttemptKey;
 
-use super::units::{Slot, UnitStatus};
+use super::units::UnitStatus;
 use super::{Effect, Engine, Outbound};
 use crate::planner;
 use crate::scheduler::{self, SweepView, WorkerView};
@@ -46,10 +46,10 @@ impl Engine {
             .collect();
         for pick in scheduler::schedule(&views, &sweeps) {
             let worker = &ids[pick.worker];
+            let holder = self.names.intern(worker);
             let s = &mut self.sweeps[active[pick.sweep]];
             let Some(unit) = s.pop(pick.sv) else { continue };
-            let attempt = s.slots[unit as usize].len() as u32;
-            s.slots[unit as usize].push(Slot::Running);
+            let attempt = s.start_attempt(unit, holder);
             s.status[unit as usize] = UnitStatus::Running;
             s.running += 1;
             s.first_assign.get_or_insert(now);

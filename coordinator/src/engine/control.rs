@@ -10,7 +10,7 @@ use skillshift_common::Record;
 use skillshift_proto::convert::AttemptKey;
 
 use super::units::{Slot, SweepRun};
-use super::{ControlCmd, Effect, Engine, Outbound};
+use super::{ControlCmd, Effect, Engine, Outbound, Refused};
 use crate::lease::Holder;
 use crate::planner::{self, SweepSpec};
 use crate::store::{StoreOp, SweepMeta};
@@ -67,8 +67,22 @@ impl Engine {
     }
 
     /// Plans a sweep and stores it; the reply (its id) waits for the commit.
-    fn submit(&mut self, spec: SweepSpec) -> Result<String, String> {
-        let units = planner::plan(&spec).map_err(|e| e.to_string())?;
+    /// Its size is counted against the limits before a unit is planned.
+    fn submit(&mut self, spec: SweepSpec) -> Result<String, Refused> {
+        if self.sweeps.len() >= self.limits.max_sweeps {
+            return Err(Refused::Full(format!(
+                "the coordinator holds {} sweeps, the limit (--max-sweeps)",
+                self.sweeps.len()
+            )));
+        }
+        let n = planner::check(&spec, &self.limits).map_err(|e| Refused::Invalid(e.to_string()))?;
+        if self.units_held.saturating_add(n) > self.limits.max_units_total {
+            return Err(Refused::Full(format!(
+                "the sweep's {n} units and the {} held would pass the limit of {} units in all sweeps",
+                self.units_held, self.limits.max_units_total
+            )));
+        }
+        let units = planner::plan(&spec, &self.limits).map_err(|e| Refused::Invalid(e.to_string()))?;
         let (contract, digest) = planner::contract(&spec);
         let id = self.ids.new_id("sw");
         let meta = SweepMeta {
@@ -80,11 +94,11 @@ impl Engine {
             cancelled: false,
             stopped: None,
         };
-        self.ops.push(StoreOp::Sweep(meta.clone()));
-        self.ops.push(StoreOp::Units(id.clone(), units.clone()));
         let n = units.len();
-        let mut run = SweepRun::new(meta, units, vec![Vec::new(); n]);
+        self.ops.push(StoreOp::CreateSweep(meta.clone(), units.clone()));
+        let mut run = SweepRun::new(meta, units, vec![Vec::new(); n], vec![Vec::new(); n]);
         run.resolve_all();
+        self.units_held += n as u64;
         self.by_id.insert(id.clone(), self.sweeps.len());
         self.sweeps.push(run);
         tracing::info!(sweep = %id, units = n, "sweep submitted");

@@ -1,21 +1,34 @@
 //! Ingest: a worker's record is stored under its own (unit, attempt), once
-//! (guarantee 2 in `docs/design.md`).
+//! (guarantee 2 in `docs/design.md`), and only from the worker that attempt
+//! was leased to.
 //!
 //! A record's identity is stamped once, by the worker, from the attempt spec
 //! it was assigned ([`Record::for_attempt`]); ingest only checks it against
 //! the same spec, rebuilt from the sweep's plan, and refuses a record whose
 //! uid, site, condition, treatment, rep, attempt, sweep or `config_digest`
-//! differs, naming the field. A refused record is answered with a `reject`
-//! and stored nowhere. Fields a record may leave out keep their format's
-//! meaning: an absent `rep` or `attempt` is 0 (and checked as 0); an absent
-//! `treatment`, `sweep` or `config_digest` is accepted and filled from the
-//! spec, never replaced when present.
+//! differs, naming the field. Fields a record may leave out keep their
+//! format's meaning: an absent `rep` or `attempt` is 0 (and checked as 0); an
+//! absent `treatment`, `sweep` or `config_digest` is accepted and filled from
+//! the spec, never replaced when present.
+//!
+//! Ownership: every attempt remembers the worker it was leased to (the
+//! store's ledger keeps it across restarts). A record from any other worker
+//! is refused, whether the attempt is running, lost (a late record, which the
+//! unit rule then decides) or stored. The stored record's `worker` is the
+//! sender's public id, whatever the record said.
+//!
+//! A record larger than `max_record_bytes` is refused (reason `record too
+//! large`) without being converted, and its attempt, if still running, ends
+//! as `error` (`record_too_large`) so its unit is retried instead of waiting
+//! forever. A refused record is answered with a `reject` naming its attempt
+//! and stored nowhere.
 
-use skillshift_common::{AttemptSpec, Record};
+use skillshift_common::{AttemptSpec, Outcome, Record};
 use skillshift_proto::convert::AttemptKey;
+use skillshift_telemetry::context as trace_context;
 
 use super::units::Slot;
-use super::{Conn, Effect, Engine, Outbound};
+use super::{Conn, Effect, Engine, Outbound, RECORD_TOO_LARGE};
 use crate::planner;
 use crate::store::{StoreOp, StoredRecord};
 
@@ -48,33 +61,53 @@ fn check_identity(rec: &mut Record, spec: &AttemptSpec) -> Result<(), String> {
 }
 
 impl Engine {
+    /// The sweep index and slot of an assigned attempt; `Err` is the reason it is unknown.
+    fn assigned(&self, key: &AttemptKey) -> Result<(usize, Slot), String> {
+        let Some(&idx) = self.by_id.get(&key.sweep) else {
+            return Err(format!("unknown sweep '{}'", key.sweep));
+        };
+        let s = &self.sweeps[idx];
+        if s.units.get(key.unit as usize).is_none() {
+            return Err(format!("sweep '{}' has no unit {}", key.sweep, key.unit));
+        }
+        let Some(slot) = s.slot(key.unit, key.attempt) else {
+            return Err(format!("attempt {} of unit {} was never assigned", key.attempt, key.unit));
+        };
+        Ok((idx, slot))
+    }
+
+    /// Whether the attempt was leased to `worker`.
+    pub(super) fn holds(&self, worker: &str, idx: usize, key: &AttemptKey) -> bool {
+        let me = self.names.find(worker);
+        me.is_some() && self.sweeps[idx].holder(key.unit, key.attempt) == me
+    }
+
+    fn not_holder(key: &AttemptKey) -> String {
+        format!("attempt {} of unit {} was not leased to this worker", key.attempt, key.unit)
+    }
+
     /// Checks a worker's record against its attempt and stores it, idempotently.
     pub(super) fn ingest(&mut self, worker: &str, conn: &Conn, key: AttemptKey, mut rec: Record) {
-        let Some(&idx) = self.by_id.get(&key.sweep) else {
-            return self.reject(worker, conn, key.clone(), format!("unknown sweep '{}'", key.sweep));
+        let (idx, slot) = match self.assigned(&key) {
+            Ok(found) => found,
+            Err(reason) => return self.reject(worker, conn, key, reason),
         };
-        let s = &mut self.sweeps[idx];
-        let Some(unit) = s.units.get(key.unit as usize) else {
-            let reason = format!("sweep '{}' has no unit {}", key.sweep, key.unit);
-            return self.reject(worker, conn, key, reason);
-        };
-        let Some(slot) = s.slot(key.unit, key.attempt) else {
-            let reason = format!("attempt {} of unit {} was never assigned", key.attempt, key.unit);
-            return self.reject(worker, conn, key, reason);
-        };
+        let s = &self.sweeps[idx];
+        let unit = &s.units[key.unit as usize];
         let spec = planner::attempt_spec(&s.meta.id, &s.meta.spec, &s.meta.config_digest, unit, key.attempt);
         if let Err(reason) = check_identity(&mut rec, &spec) {
             return self.reject(worker, conn, key, reason);
+        }
+        if !self.holds(worker, idx, &key) {
+            return self.reject(worker, conn, key.clone(), Self::not_holder(&key));
         }
         if let Slot::Recorded { synthetic: false, .. } = slot {
             // Already durable: a resend after a lost ack. Acknowledge again.
             return self.ack(worker, conn, key);
         }
-        if rec.worker.is_none() {
-            rec.worker = Some(worker.to_string());
-        }
-        let recorded = Slot::recorded(&rec, false);
-        s.slots[key.unit as usize][key.attempt as usize] = recorded;
+        rec.worker = Some(worker.to_string());
+        let s = &mut self.sweeps[idx];
+        s.slots[key.unit as usize][key.attempt as usize] = Slot::recorded(&rec, false);
         if slot == Slot::Running {
             s.running = s.running.saturating_sub(1);
             self.leases.finish(&key);
@@ -88,10 +121,58 @@ impl Engine {
         self.check_budget(idx);
     }
 
-    /// Whether the attempt's record from a worker is durable.
-    pub(super) fn stored_real(&self, key: &AttemptKey) -> bool {
+    /// A record too large to accept: refused, and its running attempt ends as `error`.
+    pub(super) fn too_large(&mut self, worker: &str, conn: &Conn, key: AttemptKey, bytes: usize) {
+        let (idx, slot) = match self.assigned(&key) {
+            Ok(found) => found,
+            Err(reason) => return self.reject(worker, conn, key, reason),
+        };
+        if !self.holds(worker, idx, &key) {
+            return self.reject(worker, conn, key.clone(), Self::not_holder(&key));
+        }
+        if slot == Slot::Running {
+            self.end_without_record(&key, RECORD_TOO_LARGE);
+        }
+        let limit = self.limits.max_record_bytes;
+        self.reject(worker, conn, key, format!("record too large: {bytes} bytes, the limit is {limit} bytes"));
+    }
+
+    /// A running attempt ends without its worker's record (the worker was
+    /// lost, or its record was refused): the coordinator records `error` with
+    /// `reason` under the attempt's holder and lets the unit's rule decide
+    /// whether it runs again. The attempt's own record may still replace it.
+    pub(super) fn end_without_record(&mut self, key: &AttemptKey, reason: &str) {
+        let Some(&idx) = self.by_id.get(&key.sweep) else { return };
+        let holder = self.sweeps[idx].holder(key.unit, key.attempt);
+        let worker = holder.and_then(|h| self.names.name(h)).unwrap_or("unknown").to_string();
+        let s = &mut self.sweeps[idx];
+        let Some(slot) = s.slots.get_mut(key.unit as usize).and_then(|v| v.get_mut(key.attempt as usize)) else {
+            return;
+        };
+        if *slot != Slot::Running {
+            return;
+        }
+        *slot = Slot::Recorded { outcome: Outcome::Error, synthetic: true, retry_counted: true };
+        s.running = s.running.saturating_sub(1);
+        self.leases.finish(key);
+        let unit = &s.units[key.unit as usize];
+        let spec = planner::attempt_spec(&s.meta.id, &s.meta.spec, &s.meta.config_digest, unit, key.attempt);
+        let mut rec = Record::for_attempt(&spec);
+        rec.outcome = Some(Outcome::Error);
+        rec.error = Some(reason.into());
+        rec.worker = Some(worker);
+        if let Some(span) = self.spans.end_attempt(key, Outcome::Error.as_str(), Some(reason)) {
+            rec.trace_id = trace_context::trace_id(&span);
+        }
+        self.ops.push(StoreOp::Record(key.clone(), StoredRecord { synthetic: true, record: rec }));
+        s.resolve(key.unit);
+    }
+
+    /// Whether the attempt's record from its worker is durable, asked by that worker.
+    pub(super) fn stored_real(&self, worker: &str, key: &AttemptKey) -> bool {
         let Some(&idx) = self.by_id.get(&key.sweep) else { return false };
-        matches!(self.sweeps[idx].slot(key.unit, key.attempt), Some(Slot::Recorded { synthetic: false, .. }))
+        self.holds(worker, idx, key)
+            && matches!(self.sweeps[idx].slot(key.unit, key.attempt), Some(Slot::Recorded { synthetic: false, .. }))
     }
 
     /// Queues an ack; one `Ack` message per session carries a batch's keys.

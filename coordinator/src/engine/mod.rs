@@ -15,8 +15,10 @@
 //!
 //! * `units`: the unit rule (`docs/formats.md`, from records to numbers):
 //!   one sweep's units, attempts and queues.
-//! * `workers`: the worker registry, sessions, credits and worker loss.
-//! * `ingest`: a worker's record checked against its attempt and stored once.
+//! * `workers`: the worker registry (identities and their secrets, expiry),
+//!   sessions, credits and worker loss.
+//! * `ingest`: a worker's record checked against its attempt and its lease
+//!   holder, and stored once.
 //! * `assign`: the scheduler's picks turned into attempts, leases and messages.
 //! * `control`: control commands and the cost budget.
 //! * `progress`: a sweep's status and ETA.
@@ -45,8 +47,9 @@ use tokio::sync::{mpsc, oneshot};
 pub use self::sources::{Clock, Ids, ManualClock, RandomIds, SequentialIds, SystemClock};
 use self::spans::Spans;
 use self::units::SweepRun;
-use self::workers::WorkerEntry;
+use self::workers::{Names, WorkerEntry};
 use crate::lease::Leases;
+use crate::limits::Limits;
 use crate::planner::SweepSpec;
 use crate::status::{SweepStatus, WorkerInfo};
 use crate::store::StoreOp;
@@ -55,6 +58,22 @@ use crate::store::StoreOp;
 pub const WORKER_LOST: &str = "worker_lost";
 /// The error reason of an attempt stopped by a sweep cancel; it does not use up a retry.
 pub const CANCELLED: &str = "cancelled";
+/// Why an attempt ended without a measurement because its record was too large to accept.
+pub const RECORD_TOO_LARGE: &str = "record_too_large";
+
+/// Why the engine refused a request; the services map each kind to one status code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// Malformed, or past a bound of its own (`invalid_argument`).
+    #[error("{0}")]
+    Invalid(String),
+    /// The coordinator holds as much as it may (`resource_exhausted`).
+    #[error("{0}")]
+    Full(String),
+    /// The worker id is not registered, or the secret does not match (`failed_precondition`).
+    #[error("{0}")]
+    NotRegistered(String),
+}
 
 /// A message from a connected worker, already converted from the wire.
 #[derive(Debug, Clone)]
@@ -63,6 +82,8 @@ pub enum WorkerEvent {
     Heartbeat(Vec<AttemptKey>),
     Progress(AttemptKey),
     Record(AttemptKey, Box<Record>),
+    /// A record whose encoded size (bytes) is past the limit; not converted.
+    RecordTooLarge(AttemptKey, usize),
     AckRequest(Vec<AttemptKey>),
 }
 
@@ -86,7 +107,7 @@ pub struct Conn {
 }
 
 pub enum ControlCmd {
-    Submit(Box<SweepSpec>, oneshot::Sender<Result<String, String>>),
+    Submit(Box<SweepSpec>, oneshot::Sender<Result<String, Refused>>),
     Get(String, oneshot::Sender<Option<SweepStatus>>),
     List(oneshot::Sender<Vec<SweepStatus>>),
     Cancel(String, oneshot::Sender<Option<SweepStatus>>),
@@ -95,19 +116,25 @@ pub enum ControlCmd {
 }
 
 pub enum Input {
+    /// Answered with the worker's credential (`<id>.<secret>`) once its
+    /// registration is durable.
     Register {
         name: String,
         hosts: Vec<(Site, Version)>,
         slots: u32,
-        previous_id: Option<String>,
-        reply: oneshot::Sender<String>,
+        /// The credential of an earlier registration, to keep that identity.
+        previous: Option<String>,
+        reply: oneshot::Sender<Result<String, Refused>>,
     },
+    /// A session's hello; answered with the worker's public id.
     Connect {
-        worker: String,
+        credential: String,
         conn: Conn,
         running: Vec<AttemptKey>,
         free_slots: u32,
+        reply: oneshot::Sender<Result<String, Refused>>,
     },
+    /// A message of a session [`Input::Connect`] accepted; `worker` is the public id.
     Worker {
         worker: String,
         conn: u64,
@@ -134,11 +161,16 @@ pub enum Effect {
 }
 
 pub struct Engine {
+    limits: Limits,
     leases: Leases,
     heartbeat: Duration,
     sweeps: Vec<SweepRun>,
     by_id: HashMap<String, usize>,
     workers: BTreeMap<String, WorkerEntry>,
+    /// Worker ids as numbers, for every attempt's holder.
+    names: Names,
+    /// Units of every sweep held, against [`Limits::max_units_total`].
+    units_held: u64,
     draining: bool,
     ops: Vec<StoreOp>,
     effects: Vec<Effect>,
@@ -154,12 +186,20 @@ impl Engine {
     /// An empty engine whose leases last `ttl`; it reads the wall clock from
     /// `clock` and takes sweep and worker ids from `ids`.
     pub fn new(ttl: Duration, clock: impl Clock + 'static, ids: impl Ids + 'static) -> Engine {
+        Engine::with_limits(ttl, Limits::default(), clock, ids)
+    }
+
+    /// As [`Engine::new`], enforcing `limits` instead of the defaults.
+    pub fn with_limits(ttl: Duration, limits: Limits, clock: impl Clock + 'static, ids: impl Ids + 'static) -> Engine {
         Engine {
+            limits,
             leases: Leases::new(ttl),
             heartbeat: (ttl / 6).max(Duration::from_millis(50)),
             sweeps: Vec::new(),
             by_id: HashMap::new(),
             workers: BTreeMap::new(),
+            names: Names::default(),
+            units_held: 0,
             draining: false,
             ops: Vec::new(),
             effects: Vec::new(),
@@ -199,12 +239,15 @@ impl Engine {
 
     pub fn handle(&mut self, input: Input, now: Instant) {
         match input {
-            Input::Register { name, hosts, slots, previous_id, reply } => {
-                let id = self.register(name, hosts, slots, previous_id, now);
-                let _ = reply.send(id);
+            Input::Register { name, hosts, slots, previous, reply } => {
+                let result = self.register(name, hosts, slots, previous, now);
+                // A new identity is answered once its row is durable.
+                self.effects.push(Effect::Reply(Box::new(move || {
+                    let _ = reply.send(result);
+                })));
             }
-            Input::Connect { worker, conn, running, free_slots } => {
-                self.connect(worker, conn, running, free_slots, now)
+            Input::Connect { credential, conn, running, free_slots, reply } => {
+                let _ = reply.send(self.connect(&credential, conn, running, free_slots, now));
             }
             Input::Worker { worker, conn, event } => self.worker_event(&worker, conn, event, now),
             Input::Disconnect { worker, conn } => self.disconnect(&worker, conn),
@@ -218,6 +261,7 @@ impl Engine {
 
     fn tick(&mut self, now: Instant) {
         self.expire_leases(now);
+        self.expire_workers(now);
         // Telemetry: a sweep's span ends once nothing in it is queued or running.
         let (by_id, sweeps) = (&self.by_id, &self.sweeps);
         self.spans.end_idle_sweeps(|id| by_id.get(id).is_none_or(|&i| sweeps[i].idle()));

@@ -1,8 +1,9 @@
 //! Restore after a restart: the engine is rebuilt from the store's rows
 //! (guarantee 4 in `docs/design.md`). Every attempt with a lease row and no
 //! record was running when the coordinator stopped; it becomes an orphan
-//! lease that a reconnecting worker may claim within one TTL, and is lost
-//! like a silent worker's otherwise.
+//! lease that the worker it was leased to may claim within one TTL, and is
+//! lost like a silent worker's otherwise. Every attempt keeps the worker its
+//! ledger row names as its holder, so ownership on ingest survives restarts.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -10,7 +11,7 @@ use std::time::Instant;
 use skillshift_proto::convert::AttemptKey;
 
 use super::control::cost_of;
-use super::units::{Slot, SweepRun};
+use super::units::{Slot, SweepRun, NOBODY};
 use super::Engine;
 use crate::store::{StoredRecord, SweepRows};
 
@@ -22,6 +23,7 @@ impl Engine {
         rows.sort_by_key(|r| (r.meta.created_ms, r.meta.id.clone()));
         for r in rows {
             let mut slots: Vec<Vec<Slot>> = vec![Vec::new(); r.units.len()];
+            let mut holders: Vec<Vec<u32>> = vec![Vec::new(); r.units.len()];
             let mut records: HashMap<(u32, u32), StoredRecord> = HashMap::new();
             let mut spent = 0.0;
             for (k, rec) in r.records {
@@ -29,9 +31,11 @@ impl Engine {
                 records.insert((k.unit, k.attempt), rec);
             }
             let mut max_attempt: HashMap<u32, u32> = HashMap::new();
-            for (k, _) in &r.attempts {
+            let mut leased_to: HashMap<(u32, u32), String> = HashMap::new();
+            for (k, row) in r.attempts {
                 let e = max_attempt.entry(k.unit).or_insert(k.attempt);
                 *e = (*e).max(k.attempt);
+                leased_to.insert((k.unit, k.attempt), row.worker);
             }
             for (unit, attempt) in records.keys() {
                 let e = max_attempt.entry(*unit).or_insert(*attempt);
@@ -39,11 +43,15 @@ impl Engine {
             }
             for (unit, max) in max_attempt {
                 let Some(unit_slots) = slots.get_mut(unit as usize) else { continue };
+                let unit_holders = &mut holders[unit as usize];
                 for a in 0..=max {
+                    let former = leased_to.remove(&(unit, a));
+                    unit_holders.push(former.as_deref().map_or(NOBODY, |w| self.names.intern(w)));
                     let slot = match records.get(&(unit, a)) {
                         Some(rec) => Slot::stored(rec),
                         None => {
-                            self.leases.orphan(AttemptKey { sweep: r.meta.id.clone(), unit, attempt: a }, now);
+                            let key = AttemptKey { sweep: r.meta.id.clone(), unit, attempt: a };
+                            self.leases.orphan(key, former, now);
                             Slot::Running
                         }
                     };
@@ -51,8 +59,9 @@ impl Engine {
                 }
             }
             let idx = self.sweeps.len();
+            self.units_held += r.units.len() as u64;
             self.by_id.insert(r.meta.id.clone(), idx);
-            self.sweeps.push(SweepRun::new(r.meta, r.units, slots));
+            self.sweeps.push(SweepRun::new(r.meta, r.units, slots, holders));
             let s = &mut self.sweeps[idx];
             s.spent = spent;
             s.running = s.slots.iter().flatten().filter(|x| **x == Slot::Running).count() as u32;

@@ -17,9 +17,11 @@ pub trait Clock: Send {
     fn wall_ms(&self) -> u64;
 }
 
-/// A source of fresh ids: `<prefix>-<12 hex digits>`.
+/// A source of fresh ids, `<prefix>-<12 hex digits>`, and of the secrets
+/// workers prove their identity with (32 hex digits).
 pub trait Ids: Send {
     fn new_id(&mut self, prefix: &str) -> String;
+    fn new_secret(&mut self) -> String;
 }
 
 /// The system's wall clock; a clock before 1970 reads as 0.
@@ -32,13 +34,18 @@ impl Clock for SystemClock {
     }
 }
 
-/// Random ids (48 random bits), unique across restarts without any state.
+/// Random ids (48 random bits), unique across restarts without any state,
+/// and 128-bit secrets from the thread's cryptographically secure generator.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RandomIds;
 
 impl Ids for RandomIds {
     fn new_id(&mut self, prefix: &str) -> String {
         format!("{prefix}-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff)
+    }
+
+    fn new_secret(&mut self) -> String {
+        format!("{:032x}", rand::random::<u128>())
     }
 }
 
@@ -69,16 +76,23 @@ impl Clock for ManualClock {
     }
 }
 
-/// Ids numbered from 1 in the order asked for: `sw-000000000001`, `w-000000000002`, ...
+/// Ids numbered from 1 in the order asked for: `sw-000000000001`,
+/// `w-000000000002`, ...; secrets are numbered on their own.
 #[derive(Debug, Clone, Default)]
 pub struct SequentialIds {
     last: u64,
+    secrets: u64,
 }
 
 impl Ids for SequentialIds {
     fn new_id(&mut self, prefix: &str) -> String {
         self.last += 1;
         format!("{prefix}-{:012x}", self.last)
+    }
+
+    fn new_secret(&mut self) -> String {
+        self.secrets += 1;
+        format!("{:032x}", self.secrets)
     }
 }
 
@@ -100,6 +114,10 @@ mod tests {
         let real = RandomIds.new_id("w");
         assert_eq!(real.len(), "w-".len() + 12, "{real}");
         assert!(real[2..].bytes().all(|b| b.is_ascii_hexdigit()), "{real}");
+        assert_eq!(ids.new_secret(), format!("{:032x}", 1));
+        let secret = RandomIds.new_secret();
+        assert!(secret.len() == 32 && secret.bytes().all(|b| b.is_ascii_hexdigit()), "{secret}");
+        assert_ne!(secret, RandomIds.new_secret());
         assert!(SystemClock.wall_ms() > 1_600_000_000_000, "the system clock reads the present");
     }
 }

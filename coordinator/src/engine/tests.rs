@@ -1,7 +1,7 @@
 //! Engine tests: leases, retries, late records and restarts, with time
 //! driven by hand and no network.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use skillshift_common::{Condition, Outcome, Record, Site, Version};
@@ -9,9 +9,10 @@ use skillshift_proto::convert::AttemptKey;
 use tokio::sync::{mpsc, oneshot};
 
 use super::*;
+use crate::limits::Limits;
 use crate::planner::{SweepSpec, TreatmentSpec};
 use crate::status::SweepState;
-use crate::store::{StoreOp, StoredRecord, SweepRows};
+use crate::store::{StoreOp, StoredRecord, SweepRows, WorkerRow};
 
 const TTL: Duration = Duration::from_secs(30);
 /// The wall clock at the start of every test (2026-12-01T00:00:00Z).
@@ -34,13 +35,27 @@ struct Harness {
     ops: Vec<StoreOp>,
     sent: Vec<(String, Outbound)>,
     next_conn: u64,
+    /// Public id -> credential of the workers registered through the harness.
+    credentials: HashMap<String, String>,
 }
 
 impl Harness {
     fn new() -> Harness {
+        Harness::with_limits(Limits::default())
+    }
+
+    fn with_limits(limits: Limits) -> Harness {
         let wall = ManualClock::at(WALL_START_MS);
-        let e = Engine::new(TTL, wall.clone(), SequentialIds::default());
-        Harness { e, t: Instant::now(), wall, ops: Vec::new(), sent: Vec::new(), next_conn: 0 }
+        let e = Engine::with_limits(TTL, limits, wall.clone(), SequentialIds::default());
+        Harness {
+            e,
+            t: Instant::now(),
+            wall,
+            ops: Vec::new(),
+            sent: Vec::new(),
+            next_conn: 0,
+            credentials: HashMap::new(),
+        }
     }
 
     fn step(&mut self, input: Input) {
@@ -65,26 +80,118 @@ impl Harness {
         self.step(Input::Tick);
     }
 
-    fn submit(&mut self, spec: SweepSpec) -> String {
+    fn try_submit(&mut self, spec: SweepSpec) -> Result<String, Refused> {
         let (tx, mut rx) = oneshot::channel();
         self.step(Input::Control(ControlCmd::Submit(Box::new(spec), tx)));
-        rx.try_recv().expect("reply").expect("accepted")
+        rx.try_recv().expect("reply")
     }
 
-    fn worker(&mut self, hosts: Vec<(Site, Version)>, slots: u32) -> (String, u64) {
+    fn submit(&mut self, spec: SweepSpec) -> String {
+        self.try_submit(spec).expect("accepted")
+    }
+
+    /// Registers; the credential, or why not.
+    fn register(&mut self, hosts: Vec<(Site, Version)>, slots: u32, previous: Option<&str>) -> Result<String, Refused> {
         let (tx, mut rx) = oneshot::channel();
-        self.step(Input::Register { name: "w".into(), hosts, slots, previous_id: None, reply: tx });
-        let id = rx.try_recv().expect("id");
+        let previous = previous.map(String::from);
+        self.step(Input::Register { name: "w".into(), hosts, slots, previous, reply: tx });
+        let credential = rx.try_recv().expect("answered after the commit")?;
+        let (id, _) = credential.split_once('.').expect("a credential is <id>.<secret>");
+        self.credentials.insert(id.to_string(), credential.clone());
+        Ok(credential)
+    }
+
+    /// Registers and connects a worker; its public id and session.
+    fn worker(&mut self, hosts: Vec<(Site, Version)>, slots: u32) -> (String, u64) {
+        let credential = self.register(hosts, slots, None).expect("registered");
+        let id = credential.split_once('.').map(|(id, _)| id.to_string()).expect("public id");
         let conn = self.connect(&id, vec![], slots);
         (id, conn)
     }
 
-    fn connect(&mut self, id: &str, running: Vec<AttemptKey>, free_slots: u32) -> u64 {
+    /// A hello with `credential`; the public id it proves, or why not.
+    fn hello(&mut self, credential: &str, running: Vec<AttemptKey>, free_slots: u32) -> (Result<String, Refused>, u64) {
         self.next_conn += 1;
         let (tx, _rx) = mpsc::channel(16);
         let conn = Conn { id: self.next_conn, tx };
-        self.step(Input::Connect { worker: id.into(), conn, running, free_slots });
-        self.next_conn
+        let (reply, mut answer) = oneshot::channel();
+        self.step(Input::Connect { credential: credential.into(), conn, running, free_slots, reply });
+        (answer.try_recv().expect("answered at once"), self.next_conn)
+    }
+
+    /// Connects a worker registered through the harness, by its public id.
+    fn connect(&mut self, id: &str, running: Vec<AttemptKey>, free_slots: u32) -> u64 {
+        let credential = self.credentials[id].clone();
+        let (proved, conn) = self.hello(&credential, running, free_slots);
+        assert_eq!(proved.as_deref(), Ok(id), "the credential proves its id");
+        conn
+    }
+
+    fn rejects(&mut self, worker: &str) -> Vec<(AttemptKey, String)> {
+        let mut out = Vec::new();
+        self.sent.retain(|(w, m)| match m {
+            Outbound::Reject(k, r) if w == worker => {
+                out.push((k.clone(), r.clone()));
+                false
+            }
+            _ => true,
+        });
+        out
+    }
+
+    /// What a restarted coordinator would load from the writes so far.
+    fn stored_rows(&self) -> (Vec<SweepRows>, Vec<WorkerRow>) {
+        let mut sweeps: BTreeMap<String, SweepRows> = BTreeMap::new();
+        let mut records: BTreeMap<AttemptKey, StoredRecord> = BTreeMap::new();
+        let mut attempts: BTreeMap<AttemptKey, crate::store::AttemptRow> = BTreeMap::new();
+        let mut workers: BTreeMap<String, WorkerRow> = BTreeMap::new();
+        for op in &self.ops {
+            match op {
+                StoreOp::CreateSweep(m, u) => {
+                    let rows = SweepRows { meta: m.clone(), units: u.clone(), attempts: vec![], records: vec![] };
+                    sweeps.insert(m.id.clone(), rows);
+                }
+                StoreOp::Sweep(m) => {
+                    if let Some(r) = sweeps.get_mut(&m.id) {
+                        r.meta = m.clone();
+                    }
+                }
+                StoreOp::Attempt(k, a) => {
+                    attempts.insert(k.clone(), a.clone());
+                }
+                StoreOp::Record(k, r) => {
+                    records.insert(k.clone(), r.clone());
+                }
+                StoreOp::Worker(w) => {
+                    workers.insert(w.id.clone(), w.clone());
+                }
+                StoreOp::ForgetWorker(id) => {
+                    workers.remove(id);
+                }
+            }
+        }
+        for (k, a) in attempts {
+            if let Some(r) = sweeps.get_mut(&k.sweep) {
+                r.attempts.push((k, a));
+            }
+        }
+        for (k, rec) in records {
+            if let Some(r) = sweeps.get_mut(&k.sweep) {
+                r.records.push((k, rec));
+            }
+        }
+        (sweeps.into_values().collect(), workers.into_values().collect())
+    }
+
+    /// A new engine rebuilt from the writes so far, as after a kill -9.
+    fn restarted(&self) -> Harness {
+        let (sweeps, workers) = self.stored_rows();
+        let mut h = Harness::new();
+        h.t = self.t;
+        h.e.restore(sweeps, h.t);
+        h.e.restore_workers(workers, h.t);
+        h.credentials = self.credentials.clone();
+        h
     }
 
     fn assigned(&mut self, worker: &str) -> Vec<AttemptKey> {
@@ -279,40 +386,19 @@ fn after_a_restart_running_attempts_reattach_or_expire() {
     let (w, _) = h.worker(all_hosts(), 2);
     let keys = h.assigned(&w);
     // Rebuild a fresh engine from what was written.
-    let mut rows = crate::store::SweepRows {
-        meta: match h.ops.iter().find(|o| matches!(o, StoreOp::Sweep(_))) {
-            Some(StoreOp::Sweep(m)) => m.clone(),
-            _ => panic!("no sweep written"),
-        },
-        units: Vec::new(),
-        attempts: Vec::new(),
-        records: Vec::new(),
-    };
-    for op in &h.ops {
-        match op {
-            StoreOp::Units(_, u) => rows.units = u.clone(),
-            StoreOp::Attempt(k, a) => rows.attempts.push((k.clone(), a.clone())),
-            _ => {}
-        }
-    }
-    let mut h2 = Harness::new();
-    h2.e.restore(vec![rows], h2.t);
+    let mut h2 = h.restarted();
     assert_eq!(h2.status(&id).units.running, 2);
-    let (tx, mut rx) = oneshot::channel();
-    h2.step(Input::Register {
-        name: "w".into(),
-        hosts: all_hosts(),
-        slots: 2,
-        previous_id: Some(w.clone()),
-        reply: tx,
-    });
-    assert_eq!(rx.try_recv().expect("id"), w, "the worker keeps its id");
+    let credential = h.credentials[&w].clone();
+    let again = h2.register(all_hosts(), 2, Some(&credential));
+    assert_eq!(again, Ok(credential), "the worker keeps its identity across the restart");
     let c = h2.connect(&w, vec![keys[0].clone()], 1);
     h2.advance(TTL / 2);
     h2.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Heartbeat(vec![keys[0].clone()]) });
     h2.advance(TTL / 2);
     assert!(h2.stored(&keys[0]).is_none(), "re-attached attempt is not lost");
-    assert_eq!(h2.stored(&keys[1]).and_then(|r| r.record.error.clone()).as_deref(), Some(WORKER_LOST));
+    let lost = h2.stored(&keys[1]).expect("the other attempt expired");
+    assert_eq!(lost.record.error.as_deref(), Some(WORKER_LOST));
+    assert_eq!(lost.record.worker.as_deref(), Some(w.as_str()), "lost under the worker the ledger names");
     h2.record(&w, c, &keys[0], Outcome::Success, None);
     assert_eq!(h2.acks(&w), vec![keys[0].clone()]);
 }
@@ -396,20 +482,9 @@ fn a_restart_remembers_what_a_sweep_spent() {
     r.cost_usd = Some(1.25);
     h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(k.clone(), Box::new(r)) });
     // Rebuild from what was written, as after a kill -9.
-    let mut meta = None;
-    let mut units = Vec::new();
-    let mut records = Vec::new();
-    for op in &h.ops {
-        match op {
-            StoreOp::Sweep(m) => meta = Some(m.clone()),
-            StoreOp::Units(_, u) => units = u.clone(),
-            StoreOp::Record(k, r) => records.push((k.clone(), r.clone())),
-            _ => {}
-        }
-    }
-    let rows = SweepRows { meta: meta.expect("sweep stored"), units, attempts: Vec::new(), records };
+    let (rows, _) = h.stored_rows();
     let mut e = Engine::new(TTL, ManualClock::at(WALL_START_MS), SequentialIds::default());
-    e.restore(vec![rows], h.t);
+    e.restore(rows, h.t);
     let (tx, mut rx) = oneshot::channel();
     e.handle(Input::Control(ControlCmd::Get(id, tx)), h.t);
     let st = rx.try_recv().expect("reply").expect("known sweep");
@@ -425,10 +500,219 @@ fn stored_times_come_from_the_engines_clock_and_ids_from_its_id_source() {
     h.wall.advance(1_500);
     let (w, _) = h.worker(all_hosts(), 1);
     assert_eq!(w, "w-000000000002");
+    assert_eq!(h.credentials[&w], format!("w-000000000002.{:032x}", 1), "the credential is <id>.<secret>");
     let k = h.assigned(&w).pop().expect("assignment");
     let started = h.ops.iter().find_map(|op| match op {
         StoreOp::Attempt(key, row) if *key == k => Some(row.started_ms),
         _ => None,
     });
     assert_eq!(started, Some(WALL_START_MS + 1_500));
+}
+
+#[test]
+fn a_record_from_a_worker_that_does_not_hold_the_lease_is_refused_and_the_holders_own_is_stored() {
+    let mut h = Harness::new();
+    let id = h.submit(spec(2));
+    let (holder, hc) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&holder).pop().expect("an assignment");
+    // Another token holder registers and forges a well-formed record for the attempt.
+    let (forger, fc) = h.worker(vec![(Site::Magento, Version::V1)], 1);
+    let before = h.ops.len();
+    h.record(&forger, fc, &k, Outcome::Success, None);
+    assert_eq!(h.ops.len(), before, "nothing stored");
+    assert!(h.acks(&forger).is_empty());
+    let rejected = h.rejects(&forger);
+    assert_eq!(rejected, vec![(k.clone(), format!("attempt 0 of unit {} was not leased to this worker", k.unit))]);
+    // The holder's own record is then stored, not dropped as "already durable".
+    h.record(&holder, hc, &k, Outcome::Failure, None);
+    assert_eq!(h.acks(&holder), vec![k.clone()]);
+    let stored = h.stored(&k).expect("stored");
+    assert_eq!(stored.record.outcome, Some(Outcome::Failure));
+    assert_eq!(stored.record.worker.as_deref(), Some(holder.as_str()));
+    // A forged resend of the stored record is refused too, and changes nothing.
+    h.record(&forger, fc, &k, Outcome::Success, None);
+    assert_eq!(h.rejects(&forger).len(), 1);
+    assert!(h.acks(&forger).is_empty());
+    h.step(Input::Worker { worker: forger.clone(), conn: fc, event: WorkerEvent::AckRequest(vec![k.clone()]) });
+    assert!(h.acks(&forger).is_empty(), "another worker's attempt is not acknowledged to it");
+    assert_eq!(h.status(&id).cells.iter().map(|c| c.successes).sum::<u64>(), 0);
+}
+
+#[test]
+fn a_late_record_of_a_lost_attempt_is_accepted_only_from_the_worker_that_held_it() {
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (w1, c1) = h.worker(all_hosts(), 1);
+    let k0 = h.assigned(&w1).pop().expect("assignment");
+    h.step(Input::Disconnect { worker: w1.clone(), conn: c1 });
+    assert_eq!(h.stored(&k0).and_then(|r| r.record.error.clone()).as_deref(), Some(WORKER_LOST));
+    let (w2, c2) = h.worker(all_hosts(), 1);
+    let _retry = h.assigned(&w2);
+    h.record(&w2, c2, &k0, Outcome::Success, None);
+    assert_eq!(h.rejects(&w2).len(), 1, "the lost attempt was not w2's");
+    assert!(h.stored(&k0).expect("placeholder").synthetic);
+    let c1 = h.connect(&w1, vec![], 0);
+    h.record(&w1, c1, &k0, Outcome::Success, None);
+    assert_eq!(h.acks(&w1), vec![k0.clone()]);
+    assert!(!h.stored(&k0).expect("late record").synthetic);
+}
+
+#[test]
+fn another_workers_id_cannot_be_taken_without_its_secret() {
+    let mut h = Harness::new();
+    let (victim, _) = h.worker(all_hosts(), 1);
+    let credential = h.credentials[&victim].clone();
+    // Register{previous_id} with the public id (what `sweep workers` shows), or a wrong secret: a new identity.
+    for previous in [victim.clone(), format!("{victim}.{:032x}", 99), format!("{victim}.")] {
+        let got = h.register(all_hosts(), 1, Some(&previous)).expect("registered");
+        assert!(!got.starts_with(&format!("{victim}.")), "{previous} took {got}");
+    }
+    // A hello naming the victim without its secret is refused, naming only the public id.
+    for forged in [victim.clone(), format!("{victim}.{:032x}", 99)] {
+        let (proved, _) = h.hello(&forged, vec![], 1);
+        assert_eq!(
+            proved,
+            Err(Refused::NotRegistered(format!(
+                "worker id '{victim}' is not registered here or its secret does not match: register again"
+            )))
+        );
+    }
+    // The victim itself keeps its identity.
+    assert_eq!(h.register(all_hosts(), 1, Some(&credential)), Ok(credential.clone()));
+    assert_eq!(h.hello(&credential, vec![], 1).0, Ok(victim));
+}
+
+#[test]
+fn after_a_restart_only_the_former_holder_re_attaches_an_orphan() {
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (a, _) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&a).pop().expect("assignment");
+    let (b, _) = h.worker(all_hosts(), 1);
+    let _ = h.assigned(&b);
+    let mut h2 = h.restarted();
+    // b names a's running attempt: not attached; a does: attached.
+    let cb = h2.connect(&b, vec![k.clone()], 0);
+    let ca = h2.connect(&a, vec![k.clone()], 0);
+    h2.advance(TTL);
+    h2.step(Input::Worker { worker: a.clone(), conn: ca, event: WorkerEvent::Heartbeat(vec![k.clone()]) });
+    h2.record(&b, cb, &k, Outcome::Success, None);
+    assert_eq!(h2.rejects(&b).len(), 1);
+    h2.record(&a, ca, &k, Outcome::Failure, None);
+    assert_eq!(h2.acks(&a), vec![k.clone()]);
+    assert_eq!(h2.stored(&k).map(|r| r.record.outcome), Some(Some(Outcome::Failure)));
+}
+
+#[test]
+fn idle_registrations_expire_and_a_full_registry_forgets_the_oldest_idle_one() {
+    let expiry = Duration::from_secs(600);
+    let mut h = Harness::with_limits(Limits { worker_expiry: expiry, max_workers: 3, ..Limits::default() });
+    let (connected, _) = h.worker(all_hosts(), 1);
+    let idle = h.register(all_hosts(), 1, None).expect("registered");
+    h.advance(Duration::from_secs(1));
+    let newer = h.register(all_hosts(), 1, None).expect("registered");
+    // Full: a fourth registration forgets the idle worker heard from longest ago.
+    let fourth = h.register(all_hosts(), 1, None).expect("room made");
+    let listed: Vec<String> = h.e.worker_list(h.t).into_iter().map(|w| w.id).collect();
+    let public = |c: &str| c.split_once('.').map(|(id, _)| id.to_string()).expect("id");
+    assert_eq!(listed, vec![connected.clone(), public(&newer), public(&fourth)]);
+    assert!(h.ops.iter().any(|op| matches!(op, StoreOp::ForgetWorker(id) if *id == public(&idle))));
+    // The forgotten credential no longer proves anything.
+    assert!(matches!(h.hello(&idle, vec![], 1).0, Err(Refused::NotRegistered(_))));
+    // Past the expiry the idle ones go; the connected one stays.
+    h.advance(expiry);
+    let listed: Vec<String> = h.e.worker_list(h.t).into_iter().map(|w| w.id).collect();
+    assert_eq!(listed, vec![connected.clone()]);
+    // Full of workers that are not idle: refused, not evicted.
+    let mut h = Harness::with_limits(Limits { max_workers: 1, ..Limits::default() });
+    let (only, _) = h.worker(all_hosts(), 1);
+    let refused = h.register(all_hosts(), 1, None);
+    assert_eq!(
+        refused,
+        Err(Refused::Full("1 workers are registered, the limit (--max-workers), and none is idle".into()))
+    );
+    assert_eq!(h.e.worker_list(h.t).len(), 1, "{only} stays");
+}
+
+#[test]
+fn a_worker_holding_a_lease_or_an_orphan_is_not_forgotten() {
+    let expiry = Duration::from_secs(5);
+    let mut h = Harness::with_limits(Limits { worker_expiry: expiry, ..Limits::default() });
+    h.submit(spec(2));
+    let (w, _) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&w).pop().expect("assignment");
+    // After a restart the worker is not connected, but its orphan waits for it.
+    let mut h2 = h.restarted();
+    h2.e.limits.worker_expiry = expiry;
+    h2.advance(expiry);
+    assert_eq!(h2.e.worker_list(h2.t).len(), 1, "kept while its orphan lease waits");
+    h2.advance(TTL);
+    assert_eq!(h2.stored(&k).and_then(|r| r.record.error.clone()).as_deref(), Some(WORKER_LOST));
+    h2.advance(Duration::from_millis(1));
+    assert!(h2.e.worker_list(h2.t).is_empty(), "forgotten once nothing waits for it");
+}
+
+#[test]
+fn credits_from_the_network_saturate_at_the_slots() {
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (w, c) = h.worker(all_hosts(), 3);
+    assert_eq!(h.assigned(&w).len(), 3);
+    // `credits + n` would overflow (a panic in debug, a wrap in release).
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(u32::MAX) });
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(u32::MAX) });
+    assert_eq!(h.assigned(&w).len(), 1, "the last queued unit; never more than the slots");
+    assert!(h.e.workers[&w].credits <= 3);
+}
+
+#[test]
+fn a_record_too_large_is_refused_and_its_attempt_ends_as_an_error_that_is_retried() {
+    let mut h = Harness::new();
+    let id = h.submit(spec(2));
+    let (w, c) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&w).pop().expect("assignment");
+    let (other, oc) = h.worker(all_hosts(), 1);
+    let _ = h.assigned(&other);
+    h.step(Input::Worker { worker: other.clone(), conn: oc, event: WorkerEvent::RecordTooLarge(k.clone(), 5 << 20) });
+    assert!(h.stored(&k).is_none(), "not the other worker's attempt to end");
+    assert_eq!(h.rejects(&other).len(), 1);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::RecordTooLarge(k.clone(), 5 << 20) });
+    assert_eq!(h.rejects(&w), vec![(k.clone(), "record too large: 5242880 bytes, the limit is 4194304 bytes".into())]);
+    let stored = h.stored(&k).expect("the attempt ends");
+    assert!(stored.synthetic);
+    assert_eq!(stored.record.error.as_deref(), Some(RECORD_TOO_LARGE));
+    assert_eq!(stored.record.worker.as_deref(), Some(w.as_str()));
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(1) });
+    let retry = h.assigned(&w).into_iter().chain(h.assigned(&other)).find(|x| x.unit == k.unit);
+    assert_eq!(retry.map(|r| r.attempt), Some(1), "its unit runs again");
+    assert_eq!(h.status(&id).attempts.error, 1);
+}
+
+#[test]
+fn sweeps_past_the_limits_are_refused_and_the_engine_goes_on() {
+    let limits = Limits { max_units_per_sweep: 4, max_sweeps: 2, max_units_total: 6, ..Limits::default() };
+    let mut h = Harness::with_limits(limits);
+    let mut big = spec(2);
+    big.count = 1_000;
+    assert_eq!(
+        h.try_submit(big),
+        Err(Refused::Invalid(
+            "invalid sweep spec: the sweep has 4000 units (4 per rep x count 1000); \
+             the limit is 4 units per sweep (--max-units-per-sweep)"
+                .into()
+        ))
+    );
+    let first = h.submit(spec(2));
+    assert_eq!(
+        h.try_submit(spec(2)),
+        Err(Refused::Full("the sweep's 4 units and the 4 held would pass the limit of 6 units in all sweeps".into()))
+    );
+    let mut small = spec(2);
+    small.families = BTreeMap::from([(Site::Gitlab, vec![0])]);
+    h.submit(small.clone());
+    assert_eq!(
+        h.try_submit(small),
+        Err(Refused::Full("the coordinator holds 2 sweeps, the limit (--max-sweeps)".into()))
+    );
+    assert_eq!(h.status(&first).units.total, 4, "the engine still answers");
 }

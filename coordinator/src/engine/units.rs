@@ -56,11 +56,16 @@ pub(super) enum UnitStatus {
     Held,
 }
 
+/// An attempt whose holder is not known (a store without its ledger row).
+pub(super) const NOBODY: u32 = u32::MAX;
+
 /// One sweep in memory: its plan, the attempts of every unit and the queues.
 pub(super) struct SweepRun {
     pub(super) meta: SweepMeta,
     pub(super) units: Vec<Unit>,
     pub(super) slots: Vec<Vec<Slot>>,
+    /// Who each attempt was leased to (a number of the engine's `Names`), beside `slots`.
+    holders: Vec<Vec<u32>>,
     pub(super) status: Vec<UnitStatus>,
     queues: [VecDeque<u32>; SV_COUNT],
     pub(super) queued: [u32; SV_COUNT],
@@ -73,13 +78,15 @@ pub(super) struct SweepRun {
 }
 
 impl SweepRun {
-    /// A sweep with every unit `Held`; call [`SweepRun::resolve_all`] to queue what may run.
-    pub(super) fn new(meta: SweepMeta, units: Vec<Unit>, slots: Vec<Vec<Slot>>) -> SweepRun {
+    /// A sweep with every unit `Held`; call [`SweepRun::resolve_all`] to
+    /// queue what may run. `holders` has one entry per slot.
+    pub(super) fn new(meta: SweepMeta, units: Vec<Unit>, slots: Vec<Vec<Slot>>, holders: Vec<Vec<u32>>) -> SweepRun {
         let status = vec![UnitStatus::Held; units.len()];
         SweepRun {
             meta,
             units,
             slots,
+            holders,
             status,
             queues: Default::default(),
             queued: [0; SV_COUNT],
@@ -157,6 +164,19 @@ impl SweepRun {
             }
         }
         None
+    }
+
+    /// A new running attempt of `unit`, leased to `holder`; returns its number.
+    pub(super) fn start_attempt(&mut self, unit: u32, holder: u32) -> u32 {
+        let attempt = self.slots[unit as usize].len() as u32;
+        self.slots[unit as usize].push(Slot::Running);
+        self.holders[unit as usize].push(holder);
+        attempt
+    }
+
+    /// Who the attempt was leased to, if it was ever assigned.
+    pub(super) fn holder(&self, unit: u32, attempt: u32) -> Option<u32> {
+        self.holders.get(unit as usize).and_then(|v| v.get(attempt as usize)).copied()
     }
 
     /// The attempt's slot, if it was ever assigned.
