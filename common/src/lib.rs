@@ -1,7 +1,8 @@
 //! The skillshift domain, shared by every other crate.
 //!
 //! * [`ids`]: sites, versions, conditions and task uids (formats §1).
-//! * [`task`]: WebArena-style task files (formats §2).
+//! * [`task`]: tasks in WebArena's config format: any WebArena config, and the grid's own files.
+//! * [`evaluate`]: WebArena's evaluators, exactly (shared by the worker's scorer and the sites' checker).
 //! * [`record`]: the per-task record of one attempt (formats §3).
 //! * [`records`], [`outcome`], [`metrics`], [`ledger`], [`reliability`], [`summary`], [`report`]: the
 //!   analysis core, from `per_task.jsonl` to the Table 1 shape (formats §3-5).
