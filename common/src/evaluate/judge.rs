@@ -29,8 +29,12 @@ pub trait Judge: Send + Sync {
     ) -> BoxFuture<'a, Result<bool, JudgeError>>;
 
     /// The task is unachievable for `reason`; does `answer` report the same reason?
-    fn ua_match<'a>(&'a self, question: &'a str, reason: &'a str, answer: &'a str)
-        -> BoxFuture<'a, Result<bool, JudgeError>>;
+    fn ua_match<'a>(
+        &'a self,
+        question: &'a str,
+        reason: &'a str,
+        answer: &'a str,
+    ) -> BoxFuture<'a, Result<bool, JudgeError>>;
 }
 
 /// WebArena's reading of a `fuzzy_match` reply: "partially correct" or

@@ -150,7 +150,8 @@ impl Scored {
         self.evaluators
             .iter()
             .map(|e| {
-                let kind = serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                let kind =
+                    serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
                 format!("{kind} {}: expected {}, got {:?} ({})", e.verdict.as_str(), e.expected, e.got, e.detail)
             })
             .collect()

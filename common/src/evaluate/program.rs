@@ -43,15 +43,17 @@ pub enum PageError {
 }
 
 /// The browser side of `program_html`: what WebArena does with Playwright's `page`.
-pub trait PageReader: Send {
+/// Its futures need not be `Send`; called on a concrete reader whose futures
+/// are, [`super::evaluate`]'s future is `Send` too.
+pub trait PageReader {
     /// Loads `url` in a page of its own; the reads that follow use it.
-    fn open(&mut self, url: &str) -> impl Future<Output = Result<(), PageError>> + Send;
+    fn open(&mut self, url: &str) -> impl Future<Output = Result<(), PageError>>;
     /// Makes the agent's final page the one read (a `last` check).
-    fn use_final_page(&mut self) -> impl Future<Output = Result<(), PageError>> + Send;
+    fn use_final_page(&mut self) -> impl Future<Output = Result<(), PageError>>;
     /// `page.content()`: the serialised HTML (doctype included) of the page read.
-    fn content(&mut self) -> impl Future<Output = Result<String, PageError>> + Send;
+    fn content(&mut self) -> impl Future<Output = Result<String, PageError>>;
     /// Evaluates `() => expression` in the page read; its value as JSON, `undefined` as `null`.
-    fn eval(&mut self, expression: &str) -> impl Future<Output = Result<Value, PageError>> + Send;
+    fn eval(&mut self, expression: &str) -> impl Future<Output = Result<Value, PageError>>;
 }
 
 /// The shopping site's REST API, which WebArena's `shopping_*` helpers call as its admin.
@@ -239,7 +241,10 @@ async fn helper_text<P: PageReader>(
     page: &mut P,
     site_api: Option<&dyn SiteApi>,
 ) -> Result<Result<String, String>, PageError> {
-    let api = || site_api.ok_or_else(|| "the shopping helpers need the shopping site's REST API, and none is configured".to_string());
+    let api = || {
+        site_api
+            .ok_or_else(|| "the shopping helpers need the shopping site's REST API, and none is configured".to_string())
+    };
     Ok(match helper {
         Helper::RedditPostUrl(url) => Ok(reddit_post_url(url)),
         Helper::ShoppingLatestOrderUrl => match api() {
@@ -249,7 +254,8 @@ async fn helper_text<P: PageReader>(
                 match api.shopping_get(q).await {
                     Err(e) => Err(e),
                     Ok(v) => {
-                        let id = v["items"][0]["increment_id"].as_str().map(str::trim).and_then(|s| s.parse::<i64>().ok());
+                        let id =
+                            v["items"][0]["increment_id"].as_str().map(str::trim).and_then(|s| s.parse::<i64>().ok());
                         match id {
                             Some(id) => Ok(format!("{}/sales/order/view/order_id/{id}/", api.shopping_base())),
                             None => Err("the latest order has no integer increment_id".to_string()),
@@ -266,7 +272,10 @@ async fn helper_text<P: PageReader>(
                 Ok(Value::Array(reviews)) => {
                     let last = &reviews[reviews.len() - 1];
                     if matches!(helper, Helper::ShoppingReviewAuthor(_)) {
-                        last["nickname"].as_str().map(str::to_string).ok_or_else(|| "the latest review has no nickname".to_string())
+                        last["nickname"]
+                            .as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| "the latest review has no nickname".to_string())
                     } else if reviews[0]["ratings"][0]["rating_name"] != "Rating" {
                         Err("the first review's first rating is not named \"Rating\"".to_string())
                     } else {
@@ -326,7 +335,11 @@ pub async fn run_check<P: PageReader>(
         Ok(at) => at,
         Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
         Err(e) => {
-            return Ok(CheckOutcome { verdict: Verdict::Fail, got: String::new(), detail: format!("{}: {e}", check.url) })
+            return Ok(CheckOutcome {
+                verdict: Verdict::Fail,
+                got: String::new(),
+                detail: format!("{}: {e}", check.url),
+            })
         }
     };
     let text = match locator(&check.locator) {
@@ -361,7 +374,11 @@ pub async fn run_check<P: PageReader>(
     match contents_match(&check.required_contents, &text) {
         Ok(ok) => {
             let shown: String = text.chars().take(200).collect();
-            Ok(CheckOutcome { verdict: Verdict::from_bool(ok), detail: format!("{at} {:?}", check.locator), got: shown })
+            Ok(CheckOutcome {
+                verdict: Verdict::from_bool(ok),
+                detail: format!("{at} {:?}", check.locator),
+                got: shown,
+            })
         }
         Err(e) => Ok(invalid(e)),
     }
@@ -406,7 +423,10 @@ mod tests {
 
     #[test]
     fn helpers_parse_as_python_calls() {
-        assert_eq!(parse_helper("reddit_get_post_url('__last_url__')"), Ok(Helper::RedditPostUrl("__last_url__".into())));
+        assert_eq!(
+            parse_helper("reddit_get_post_url('__last_url__')"),
+            Ok(Helper::RedditPostUrl("__last_url__".into()))
+        );
         assert_eq!(parse_helper("shopping_get_latest_order_url()"), Ok(Helper::ShoppingLatestOrderUrl));
         assert_eq!(
             parse_helper("gitlab_get_project_memeber_role(__page__, 'yjlou')"),

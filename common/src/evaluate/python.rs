@@ -223,9 +223,9 @@ fn charref(rest: &[char]) -> Option<(String, usize)> {
         if rest.get(used) == Some(&';') {
             used += 1;
         }
-        let num = rest[start..start + n]
-            .iter()
-            .fold(0u64, |acc, c| acc.saturating_mul(radix as u64).saturating_add(c.to_digit(radix).unwrap_or(0) as u64));
+        let num = rest[start..start + n].iter().fold(0u64, |acc, c| {
+            acc.saturating_mul(radix as u64).saturating_add(c.to_digit(radix).unwrap_or(0) as u64)
+        });
         let text = if let Some(t) = invalid_charref(num) {
             t.to_string()
         } else if (0xD800..=0xDFFF).contains(&num) || num > 0x10FFFF {
@@ -237,7 +237,8 @@ fn charref(rest: &[char]) -> Option<(String, usize)> {
         };
         return Some((text, used));
     }
-    let n = rest.iter().take(32).take_while(|c| !matches!(c, '\t' | '\n' | '\x0c' | ' ' | '<' | '&' | '#' | ';')).count();
+    let n =
+        rest.iter().take(32).take_while(|c| !matches!(c, '\t' | '\n' | '\x0c' | ' ' | '<' | '&' | '#' | ';')).count();
     if n == 0 {
         return None;
     }

@@ -49,7 +49,8 @@ const USES_PARAMS: [&str; 16] = [
 
 /// Python's `urlparse(url)`; `Err` where Python raises (brackets in the host).
 pub fn urlparse(url: &str) -> Result<ParsedUrl, String> {
-    let url: String = url.trim_start_matches(|c: char| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect();
+    let url: String =
+        url.trim_start_matches(|c: char| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect();
     let mut rest = url.as_str();
     let mut scheme = String::new();
     if let Some(i) = rest.find(':') {
@@ -136,7 +137,9 @@ pub fn unquote(s: &str) -> String {
         let mut i = 0;
         while i < run.len() {
             if run[i] == b'%' {
-                if let (Some(hi), Some(lo)) = (run.get(i + 1).and_then(|b| hex(*b)), run.get(i + 2).and_then(|b| hex(*b))) {
+                if let (Some(hi), Some(lo)) =
+                    (run.get(i + 1).and_then(|b| hex(*b)), run.get(i + 2).and_then(|b| hex(*b)))
+                {
                     bytes.push(hi * 16 + lo);
                     i += 3;
                     continue;

@@ -113,7 +113,9 @@ impl<'de> Deserialize<'de> for FuzzyMatch {
         }
         match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("expected \"N/A\" or a list of strings"))? {
             Raw::Text(t) if t == "N/A" => Ok(FuzzyMatch::Unachievable),
-            Raw::Text(t) => Err(serde::de::Error::custom(format!("is the string {t:?}; only \"N/A\" or a list is scored"))),
+            Raw::Text(t) => {
+                Err(serde::de::Error::custom(format!("is the string {t:?}; only \"N/A\" or a list is scored")))
+            }
             Raw::List(v) => Ok(FuzzyMatch::References(v)),
         }
     }

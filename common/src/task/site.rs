@@ -165,7 +165,8 @@ pub fn placeholders_in(text: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(i) = rest.find("__") {
         let after = &rest[i + 2..];
-        let name_len = after.chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').map(char::len_utf8).sum::<usize>();
+        let name_len =
+            after.chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').map(char::len_utf8).sum::<usize>();
         let name = &after[..name_len];
         // `__A_B__`: the name runs up to the closing `__`.
         match name.find("__") {
@@ -200,7 +201,13 @@ mod tests {
         let mut b = SiteBases::default();
         b.insert(SiteKey::Shopping, "http://s:7770/");
         b.insert(SiteKey::ShoppingAdmin, "http://s:7780/admin");
-        assert_eq!(b.replace("__SHOPPING_ADMIN__/x |AND| __SHOPPING__/y"), "http://s:7780/admin/x |AND| http://s:7770/y");
-        assert_eq!(placeholders_in("__SHOPPING_ADMIN__/a __FOO__ x__y __last_url__"), ["__SHOPPING_ADMIN__", "__FOO__"]);
+        assert_eq!(
+            b.replace("__SHOPPING_ADMIN__/x |AND| __SHOPPING__/y"),
+            "http://s:7780/admin/x |AND| http://s:7770/y"
+        );
+        assert_eq!(
+            placeholders_in("__SHOPPING_ADMIN__/a __FOO__ x__y __last_url__"),
+            ["__SHOPPING_ADMIN__", "__FOO__"]
+        );
     }
 }

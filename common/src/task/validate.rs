@@ -167,7 +167,10 @@ fn object(v: &Value, path: &str, fields: &[Field], out: &mut Found) {
     for key in map.keys() {
         if !fields.iter().any(|f| f.name == key) {
             let known: Vec<&str> = fields.iter().map(|f| f.name).collect();
-            out.push((at(key), format!("is not a field WebArena's configs have (expected one of {})", known.join(", "))));
+            out.push((
+                at(key),
+                format!("is not a field WebArena's configs have (expected one of {})", known.join(", ")),
+            ));
         }
     }
     for f in fields {

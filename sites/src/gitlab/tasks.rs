@@ -252,6 +252,7 @@ fn html_check(url: String, locator: &str, must_include: Vec<String>) -> ProgramH
         url,
         locator: locator.to_string(),
         required_contents: RequiredContents { exact_match: None, must_include: Some(must_include) },
+        prep_actions: vec![],
     }
 }
 
@@ -260,6 +261,7 @@ fn exact_check(url: String, locator: &str, exact: &str) -> ProgramHtml {
         url,
         locator: locator.to_string(),
         required_contents: RequiredContents { exact_match: Some(exact.to_string()), must_include: None },
+        prep_actions: vec![],
     }
 }
 
@@ -546,7 +548,7 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
 }
 
 fn eval_of(kind: Kind, check: &Check, version: Version) -> Eval {
-    let mut eval = Eval { eval_types: vec![], reference_answers: None, reference_url: None, program_html: vec![] };
+    let mut eval = Eval::default();
     match (kind, check) {
         (Kind::String, Check::Answer(a)) => {
             eval.eval_types.push(EvalType::StringMatch);
@@ -602,7 +604,7 @@ pub fn generate(version: Version) -> Vec<GeneratedTask> {
             }
             let task = Task {
                 task_id: task_id as u32,
-                sites: vec![Site::Gitlab],
+                sites: vec![Site::Gitlab.into()],
                 require_login: true,
                 storage_state: None,
                 start_url: inst.start.clone(),
@@ -616,6 +618,7 @@ pub fn generate(version: Version) -> Vec<GeneratedTask> {
                 intent_template_id: tpl.id,
                 require_reset: tpl.kind == Kind::Program,
                 eval: eval_of(tpl.kind, &inst.check, version),
+                string_note: None,
             };
             GeneratedTask { task, solution }
         })

@@ -31,12 +31,15 @@ const ORTHO_LC: u32 = ORTHO_BEG_LC + ORTHO_MID_LC + ORTHO_UNK_LC;
 
 const SENT_END: [char; 3] = ['.', '?', '!'];
 /// Characters that cannot appear within words (NLTK's `_re_non_word_chars`, English).
-const NON_WORD: &[char] =
-    &[')', '"', ';', '}', ']', '*', ':', '@', '\'', '(', '{', '[', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}', '\u{ab}', '\u{bb}', '?', '!'];
+const NON_WORD: &[char] = &[
+    ')', '"', ';', '}', ']', '*', ':', '@', '\'', '(', '{', '[', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}',
+    '\u{ab}', '\u{bb}', '?', '!',
+];
 /// Characters that cannot start a word token (NLTK's `_re_word_start`, negated).
 const NOT_WORD_START: &[char] = &['(', '"', '`', '{', '[', ':', ';', '&', '#', '*', '@', ')', '}', ']', '-', ','];
 /// Closing punctuation that realigns onto the previous sentence.
-const CLOSERS: &[char] = &['"', '\'', ')', ']', '}', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}', '\u{ab}', '\u{bb}'];
+const CLOSERS: &[char] =
+    &['"', '\'', ')', ']', '}', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}', '\u{ab}', '\u{bb}'];
 /// `PunktSentenceTokenizer.PUNCTUATION`.
 const PUNCTUATION: [&str; 6] = [";", ":", ",", ".", "!", "?"];
 /// Python's `string.whitespace`.
@@ -78,7 +81,11 @@ impl PunktModel {
             &read("sent_starters.txt")?,
             &read("ortho_context.tab")?,
         )
-        .map_err(|(name, line, message)| ModelError::Format { path: dir.join(name).display().to_string(), line, message })
+        .map_err(|(name, line, message)| ModelError::Format {
+            path: dir.join(name).display().to_string(),
+            line,
+            message,
+        })
     }
 
     /// Builds a model from the text of its four files.
@@ -101,10 +108,13 @@ impl PunktModel {
             }
         }
         for (n, line) in lines(ortho_context) {
-            let (word, flags) = line
-                .split_once('\t')
-                .ok_or(("ortho_context.tab", n, "expected a word, a tab and a number".to_string()))?;
-            let flags: u32 = flags.trim().parse().map_err(|_| ("ortho_context.tab", n, format!("'{flags}' is not a number")))?;
+            let (word, flags) = line.split_once('\t').ok_or((
+                "ortho_context.tab",
+                n,
+                "expected a word, a tab and a number".to_string(),
+            ))?;
+            let flags: u32 =
+                flags.trim().parse().map_err(|_| ("ortho_context.tab", n, format!("'{flags}' is not a number")))?;
             model.ortho_context.insert(word.to_string(), flags);
         }
         Ok(model)
@@ -453,7 +463,8 @@ fn multi_char(text: &[char], i: usize) -> Option<usize> {
 
 /// Does a word end before position `j` (the lookahead of the word alternative)?
 fn word_ends_at(text: &[char], j: usize) -> bool {
-    let non_word_or_multi = |k: usize| text.get(k).is_some_and(|c| NON_WORD.contains(c)) || multi_char(text, k).is_some();
+    let non_word_or_multi =
+        |k: usize| text.get(k).is_some_and(|c| NON_WORD.contains(c)) || multi_char(text, k).is_some();
     match text.get(j) {
         None => true,
         Some(c) if py_isspace(*c) => true,

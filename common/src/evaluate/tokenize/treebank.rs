@@ -151,7 +151,10 @@ mod tests {
 
     #[test]
     fn quotes_and_contractions() {
-        assert_eq!(tokenize("\"I can't,\" she said 'yes'."), ["``", "I", "ca", "n't", ",", "''", "she", "said", "'", "yes", "'", "."]);
+        assert_eq!(
+            tokenize("\"I can't,\" she said 'yes'."),
+            ["``", "I", "ca", "n't", ",", "''", "she", "said", "'", "yes", "'", "."]
+        );
         assert_eq!(tokenize("cannot wanna go"), ["can", "not", "wan", "na", "go"]);
     }
 }
