@@ -95,24 +95,24 @@ fn validate(data: &std::path::Path, sites: Vec<Site>) -> anyhow::Result<ExitCode
 
 /// `tasks validate FILE... [--json]`: exit 0 when every task loads, 1 when some are refused, 2 when a file is unreadable.
 fn validate_files(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
     let (report, errors) = skillshift_common::task::validate::validate_files(files);
+    let mut text = String::new();
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        text = serde_json::to_string_pretty(&report)? + "\n";
     } else {
         for f in &report.files {
-            println!(
-                "{}  {}: {} of {} tasks load",
-                if f.problems.is_empty() { "ok " } else { "bad" },
-                f.path,
-                f.loaded,
-                f.tasks
-            );
+            let mark = if f.problems.is_empty() { "ok " } else { "bad" };
+            text += &format!("{mark}  {}: {} of {} tasks load\n", f.path, f.loaded, f.tasks);
             for p in &f.problems {
                 let id = p.task_id.map_or("?".to_string(), |i| i.to_string());
-                println!("    task {id}: {}: {}", if p.field.is_empty() { "(task)" } else { &p.field }, p.message);
+                let field = if p.field.is_empty() { "(task)" } else { &p.field };
+                text += &format!("    task {id}: {field}: {}\n", p.message);
             }
         }
     }
+    // A closed pipe (`| head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     for e in &errors {
         eprintln!("skillshift: error: {e}");
     }
