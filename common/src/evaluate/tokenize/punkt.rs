@@ -95,9 +95,11 @@ impl PunktModel {
         sent_starters: &str,
         ortho_context: &str,
     ) -> Result<Self, (&'static str, usize, String)> {
-        let mut model = PunktModel::default();
-        model.abbrev_types = lines(abbrev_types).map(|(_, l)| l.to_string()).collect();
-        model.sent_starters = lines(sent_starters).map(|(_, l)| l.to_string()).collect();
+        let mut model = PunktModel {
+            abbrev_types: lines(abbrev_types).map(|(_, l)| l.to_string()).collect(),
+            sent_starters: lines(sent_starters).map(|(_, l)| l.to_string()).collect(),
+            ..PunktModel::default()
+        };
         for (n, line) in lines(collocations) {
             let mut parts = line.split('\t');
             match (parts.next(), parts.next(), parts.next()) {
@@ -272,11 +274,11 @@ struct Token {
     ellipsis: bool,
 }
 
-fn regexes() -> &'static [Regex; 3] {
-    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
+fn regexes() -> &'static [Regex; 2] {
+    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
     RE.get_or_init(|| {
         let re = |p: &str| Regex::new(p).unwrap_or_else(|e| unreachable!("fixed pattern {p}: {e}"));
-        [re(r"^-?[.,]?\d[\d,.\-]*\.?$"), re(r"^[^\W\d]\.$"), re(r"[^\W\d]")]
+        [re(r"^-?[.,]?\d[\d,.\-]*\.?$"), re(r"^[^\W\d]\.$")]
     })
 }
 
@@ -324,12 +326,6 @@ impl Token {
 
     fn is_initial(&self) -> bool {
         regexes()[1].is_match(&self.text())
-    }
-
-    /// Used by NLTK's trainer only; kept to document the type classes.
-    #[allow(dead_code)]
-    fn is_non_punct(&self) -> bool {
-        regexes()[2].is_match(&self.typ)
     }
 }
 
