@@ -237,7 +237,8 @@ pub async fn evaluate<P: PageReader>(
 
 /// Checks that a grid task's `eval` block is complete and decidable
 /// without a judge (stricter than WebArena's loading: no empty answers, no
-/// empty URLs); the message starts with the field.
+/// empty URLs, only locators the fixture sites' HTTP checker can read too);
+/// the message starts with the field.
 pub fn check_eval(eval: &Eval) -> Result<(), String> {
     if eval.eval_types.is_empty() {
         return Err("eval.eval_types is empty".to_string());
@@ -274,7 +275,19 @@ pub fn check_eval(eval: &Eval) -> Result<(), String> {
                         return Err(format!("eval.program_html[{i}].url is empty"));
                     }
                     program::check_url(&check.url).map_err(|e| format!("eval.program_html[{i}].url: {e}"))?;
-                    program::locator(&check.locator).map_err(|e| format!("eval.program_html[{i}].locator: {e}"))?;
+                    let locator =
+                        program::locator(&check.locator).map_err(|e| format!("eval.program_html[{i}].locator: {e}"))?;
+                    let checkable = match locator {
+                        program::Locator::Content => true,
+                        program::Locator::Script(expr) => program::SimpleQuery::parse(&expr).is_some(),
+                        program::Locator::Helper(_) => false,
+                    };
+                    if !checkable {
+                        return Err(format!(
+                            "eval.program_html[{i}].locator: '{}' is not one the fixture sites' HTTP checker reads ('' or document.querySelector(\"<css>\").innerText|outerText|value)",
+                            check.locator
+                        ));
+                    }
                     let c = &check.required_contents;
                     if c.exact_match.is_some() == c.must_include.is_some() {
                         return Err(format!(
