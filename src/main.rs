@@ -2,7 +2,7 @@
 //! logging and hands over to a command module; the logic lives in the
 //! workspace's library crates.
 //!
-//! Exit codes (formats §11): 0 done, 1 a finding, 2 could not do it. Every
+//! Exit codes (docs/cli.md#exit-codes): 0 done, 1 a finding, 2 could not do it. Every
 //! error ends as one line on stderr.
 
 use std::process::ExitCode;
@@ -34,13 +34,13 @@ enum Command {
     Sweep(cmd::sweep::Args),
     /// Run one attempt and print its trajectory.
     Run(cmd::run::Args),
-    /// Turn per_task.jsonl into the Table 1 shape (formats §5).
+    /// Turn per_task.jsonl into the Table 1 shape.
     Report(cmd::report::Args),
     /// Compare two treatments or two runs: deltas, intervals and a verdict.
     Compare(cmd::compare::Args),
-    /// Grade a deployment against the published anchor (formats §7).
+    /// Grade a deployment against the published anchor.
     Calibrate(cmd::calibrate::Args),
-    /// Validate and render leaderboard entries (formats §6).
+    /// Validate and render leaderboard entries.
     Leaderboard(cmd::leaderboard::Args),
     /// Validate, list and show task files.
     Tasks(cmd::tasks::Args),

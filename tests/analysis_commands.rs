@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use skillshift_common::synth::{write_grid, Plan};
+use skillshift_analysis::synth::{write_grid, Plan};
 
 fn skillshift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skillshift"))
@@ -242,4 +242,208 @@ fn leaderboard_validate_and_render() {
     assert!(html.find(">high<").expect("high") < html.find(">low<").expect("low"), "sorted by SR");
     assert!(!html.contains("data-sort=\"SFR\""));
     assert!(html.contains("data-sort=\"ASC\""));
+}
+
+/// Rewrite every line of a records file through `f`.
+fn edit_lines(path: &Path, f: impl Fn(&mut Value)) {
+    let text = std::fs::read_to_string(path).expect("read");
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut v: Value = serde_json::from_str(line).expect("line");
+        f(&mut v);
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    std::fs::write(path, out).expect("write");
+}
+
+#[test]
+fn leaderboard_refuses_a_simulated_summary_and_one_carrying_records_and_accepts_a_real_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let real = synthetic(dir.path(), "real.jsonl", "REAL", 40, 4);
+    let sim = synthetic(dir.path(), "sim.jsonl", "SIM", 40, 4);
+    edit_lines(&sim, |v| v["simulated"] = true.into());
+    let summary = |records: &Path, name: &str| {
+        let o = skillshift(&["report", s(records), "--format", "json"]);
+        assert!(o.status.success(), "{}", err(&o));
+        let p = dir.path().join(name);
+        std::fs::write(&p, out(&o)).expect("write");
+        p
+    };
+    let real_json = summary(&real, "real.json");
+    let sim_json = summary(&sim, "sim.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&sim_json).expect("read")).expect("json");
+    assert_eq!(v["simulated"], true, "a summary built from simulated records says so");
+    let t = out(&skillshift(&["report", s(&sim)]));
+    assert!(t.contains("SIMULATED: some of these records were made up by a --simulate worker"), "{t}");
+
+    let o = skillshift(&["leaderboard", "validate", s(&real_json)]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(out(&o).contains("(REAL): accepted"));
+    let o = skillshift(&["leaderboard", "validate", s(&sim_json)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out(&o).contains("(SIM): refused: simulated: simulated is true"), "{}", out(&o));
+
+    // Per-task records embedded in an entry: refused, naming the rule and the key.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&real_json).expect("read")).expect("json");
+    let records: Vec<Value> = std::fs::read_to_string(&real)
+        .expect("read")
+        .lines()
+        .take(50)
+        .map(|l| serde_json::from_str(l).expect("l"))
+        .collect();
+    v["records"] = Value::Array(records);
+    let with_records = dir.path().join("with_records.json");
+    std::fs::write(&with_records, v.to_string()).expect("write");
+    let o = skillshift(&["leaderboard", "validate", s(&with_records)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out(&o).contains("refused: unknown-key: records is not a key of the summary"), "{}", out(&o));
+    // And an entry without a method.
+    v.as_object_mut().expect("object").remove("records");
+    v.as_object_mut().expect("object").remove("method");
+    std::fs::write(&with_records, v.to_string()).expect("write");
+    let o = skillshift(&["leaderboard", "validate", s(&with_records)]);
+    assert!(out(&o).contains("refused: method: method is missing"), "{}", out(&o));
+}
+
+#[test]
+fn compare_json_carries_the_contract_and_treatment_fields_alone_do_not_break_equivalence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a_dir, b_dir) = (dir.path().join("control"), dir.path().join("asi"));
+    std::fs::create_dir_all(&a_dir).expect("mkdir");
+    std::fs::create_dir_all(&b_dir).expect("mkdir");
+    let a = synthetic(&a_dir, "per_task.jsonl", "CONTROL", 20, 5);
+    let b = synthetic(&b_dir, "per_task.jsonl", "ASI", 60, 5);
+    // Today's contract.json: the library is inside, so the digests differ, but the frozen fields agree.
+    edit_lines(&a, |v| v["config_digest"] = "sha256:control".into());
+    edit_lines(&b, |v| v["config_digest"] = "sha256:asi".into());
+    let frozen = r#""schema": "skillshift.contract/1", "max_steps": 10, "temperature": 0, "model": "m""#;
+    std::fs::write(
+        a_dir.join("contract.json"),
+        format!(r#"{{{frozen}, "skill_libraries": {{"CONTROL": null}}, "config_digest": "sha256:control"}}"#),
+    )
+    .expect("write");
+    std::fs::write(
+        b_dir.join("contract.json"),
+        format!(r#"{{{frozen}, "skill_libraries": {{"ASI": "sha256:lib"}}, "config_digest": "sha256:asi"}}"#),
+    )
+    .expect("write");
+    let o = skillshift(&["compare", "--baseline", s(&a), "--candidate", s(&b), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: Value = serde_json::from_str(&out(&o)).expect("json");
+    assert_eq!(v["verdict"], "better", "{}", v["verdict_reason"]);
+    let c = &v["contract"];
+    assert_eq!(c["equivalent"], true);
+    assert_eq!(c["differs"], serde_json::json!([]));
+    assert_eq!(c["treatments"]["baseline"], serde_json::json!({"method": "CONTROL", "skill_library": null}));
+    assert_eq!(c["treatments"]["candidate"], serde_json::json!({"method": "ASI", "skill_library": "sha256:lib"}));
+    assert_eq!(v["directional_only"], false);
+    assert_eq!(v["seed004_verdict"], "pass");
+    assert_eq!(v["baseline_health"]["status"], "healthy");
+    let t = out(&skillshift(&["compare", "--baseline", s(&a), "--candidate", s(&b)]));
+    assert!(t.contains("contract: equivalent"), "{t}");
+    assert!(t.contains("treatments: baseline CONTROL (no skill library) · candidate ASI (skill library sha256:lib)"));
+
+    // A separate treatment section, and a changed step budget: only the frozen field is listed.
+    std::fs::write(
+        b_dir.join("contract.json"),
+        r#"{"schema": "skillshift.contract/1", "max_steps": 15, "temperature": 0, "model": "m",
+            "treatment": {"method": "ASI", "skill_library": "sha256:lib"}}"#,
+    )
+    .expect("write");
+    let v: Value = serde_json::from_str(&out(&skillshift(&[
+        "compare",
+        "--baseline",
+        s(&a),
+        "--candidate",
+        s(&b),
+        "--format",
+        "json",
+    ])))
+    .expect("json");
+    assert_eq!(v["contract"]["equivalent"], false);
+    assert_eq!(v["contract"]["differs"], serde_json::json!(["max_steps"]));
+    assert_eq!(v["verdict"], "inconclusive");
+    assert_eq!(v["directional_only"], true);
+    let t = out(&skillshift(&["compare", "--baseline", s(&a), "--candidate", s(&b)]));
+    assert!(t.contains("contract: not equivalent, differs in max_steps"), "{t}");
+    assert!(t.contains("directional only"));
+}
+
+#[test]
+fn compare_pairs_two_treatments_of_one_file_and_applies_gates_to_both_sides() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut buf = Vec::new();
+    for (t, pct) in [("CONTROL", 15), ("ASI", 60)] {
+        let plan =
+            Plan { treatment: t.into(), reps: 2, error_pct: 0, skills: true, max_calls: 1, success_pct: pct, seed: 8 };
+        write_grid(&plan, &mut buf).expect("gen");
+    }
+    let f = dir.path().join("both.jsonl");
+    std::fs::write(&f, buf).expect("write");
+    edit_lines(&f, |v| {
+        let steps = v["steps"].as_u64().unwrap_or(0);
+        v["llm_calls"] = steps.into();
+        v["cost_usd"] = (0.001 * steps as f64).into();
+    });
+    let gates = dir.path().join("gates.json");
+    std::fs::write(
+        &gates,
+        r#"{"schema": "skillshift.gates/1",
+            "gates": [{"name": "autonomous success", "metric": "ledger.rates.attempt_success", "min": 0.4}]}"#,
+    )
+    .expect("write");
+    let args = |format: &str| {
+        skillshift(&[
+            "compare",
+            "--baseline",
+            s(&f),
+            "--candidate",
+            s(&f),
+            "--baseline-treatment",
+            "CONTROL",
+            "--candidate-treatment",
+            "ASI",
+            "--gates",
+            s(&gates),
+            "--format",
+            format,
+        ])
+    };
+    let o = args("json");
+    assert_eq!(o.status.code(), Some(0), "the candidate passes its gates: {}", err(&o));
+    let v: Value = serde_json::from_str(&out(&o)).expect("json");
+    assert_eq!(v["verdict"], "better", "{}", v["verdict_reason"]);
+    assert_eq!(v["contract"]["equivalent"], true, "one file, one digest");
+    assert!(v["cells"][0]["pairing"].as_str().expect("pairing").starts_with("paired ("));
+    assert_eq!(v["gates"]["baseline"]["readiness"], "fail");
+    assert_eq!(v["gates"]["candidate"]["readiness"], "pass");
+    assert_eq!(v["baseline_health"]["status"], "warning", "a 15% baseline is weak");
+    assert!(v["baseline_health"]["warnings"][0].as_str().expect("w").starts_with("weak baseline"));
+    // LLM use per side, successes and failures apart.
+    let u = &v["usage"]["candidate"];
+    let (ok, bad, all) = (
+        u["success"]["llm_calls"]["total"].as_f64(),
+        u["non_success"]["llm_calls"]["total"].as_f64(),
+        u["all"]["llm_calls"]["total"].as_f64(),
+    );
+    assert_eq!(ok.zip(bad).map(|(a, b)| a + b), all);
+    let t = out(&args("table"));
+    assert!(t.contains("Readiness gates, baseline") && t.contains("Readiness gates, candidate"), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("candidate") && l.contains("failure or timeout")), "{t}");
+    // Swapped, the candidate fails its gate: exit 1.
+    let o = skillshift(&[
+        "compare",
+        "--baseline",
+        s(&f),
+        "--candidate",
+        s(&f),
+        "--treatment-baseline",
+        "ASI",
+        "--treatment-candidate",
+        "CONTROL",
+        "--gates",
+        s(&gates),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use skillshift_common::synth::{write_grid, Plan};
+use skillshift_analysis::synth::{write_grid, Plan};
 
 fn skillshift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skillshift"))
@@ -84,7 +84,21 @@ fn json_summary_follows_each_easy_to_get_wrong_rule() {
     let keys: Vec<&str> = v.as_object().expect("object").keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["schema", "method", "source", "config_digest", "metrics", "n", "reasons", "cells", "ledger", "reliability"]
+        [
+            "schema",
+            "method",
+            "source",
+            "config_digest",
+            "metrics",
+            "intervals",
+            "n",
+            "reasons",
+            "cells",
+            "ledger",
+            "reliability",
+            "cost",
+            "gates"
+        ]
     );
     assert_eq!(v["schema"], "skillshift.summary/1");
     assert_eq!(v["source"], "run");
@@ -119,6 +133,14 @@ fn json_summary_follows_each_easy_to_get_wrong_rule() {
     assert_eq!(l["units"]["invalid"], 1);
     assert_eq!(l["units"]["eventual_success"], 2);
     assert!(close(&l["rates"]["eventual_completion"], 0.4));
+    // 1 timeout (tgt-exec) among 6 evaluable attempts.
+    assert!(close(&l["rates"]["timeout"], 1.0 / 6.0));
+    // No record carries LLM use: null, never 0.
+    assert_eq!(
+        v["cost"],
+        serde_json::json!({"total_usd": null, "per_unit_usd": null, "tokens_in": null, "tokens_out": null, "llm_calls": null})
+    );
+    assert_eq!(v["gates"]["readiness"], "not determined");
     assert_eq!(v["reliability"]["k"], serde_json::json!([1]));
 }
 
@@ -148,7 +170,7 @@ fn table_markdown_and_html_show_the_same_two_decimal_numbers_and_the_low_invocat
     assert!(sfr_line.contains("66.67 ⚠︎"), "{sfr_line}");
     assert!(text.contains("SR by cell (successes/evaluable)"));
     assert!(text.contains("0.00 (0/1)"), "counts beside rates:\n{text}");
-    assert!(text.contains(skillshift_common::reliability::ONE_REP_WARNING));
+    assert!(text.contains(skillshift_analysis::reliability::ONE_REP_WARNING));
     assert!(text.contains("treatment default · 9 records from"));
     let md = stdout(&skillshift(&["report", f.to_str().expect("utf8"), "--format", "markdown"]));
     assert!(md.contains("| SFR |") && md.contains("66.67 ⚠︎"));
@@ -243,4 +265,175 @@ fn every_summary_the_report_emits_for_a_full_run_passes_leaderboard_validate() {
     let o = skillshift(&["leaderboard", "validate", s.to_str().expect("utf8")]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("(ASI): accepted"));
+}
+
+/// Wilson's score interval, written out from the textbook formula (independent of the crate's code):
+/// (p + z²/2n ∓ z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), clipped to [0, 1].
+fn wilson(p: f64, n: f64) -> (f64, f64) {
+    let z = 1.959_963_984_540_054_f64;
+    let mid = p + z * z / (2.0 * n);
+    let spread = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    let scale = 1.0 + z * z / n;
+    (((mid - spread) / scale).max(0.0), ((mid + spread) / scale).min(1.0))
+}
+
+fn pair(v: &Value) -> (f64, f64) {
+    (v[0].as_f64().expect("lo"), v[1].as_f64().expect("hi"))
+}
+
+#[test]
+fn intervals_beside_every_headline_sr_match_an_independent_computation_in_every_format() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = synthetic(dir.path(), "full.jsonl", &Plan { reps: 2, ..plan("ASI", 40, 1) });
+    let path = f.to_str().expect("utf8");
+    let v: Value = serde_json::from_str(&stdout(&skillshift(&["report", path, "--format", "json"]))).expect("json");
+    let iv = &v["intervals"];
+    assert_eq!(iv["level"], 0.95);
+    assert_eq!(iv["method"], serde_json::json!({"cells": "wilson", "marginals": "stratified-wilson"}));
+    let conds = ["src", "src-perc", "src-exec", "tgt", "tgt-perc", "tgt-exec"];
+    // Every cell: Wilson over its successes / evaluable, in percent.
+    let mut gitlab = Vec::new();
+    for site in ["gitlab", "magento", "wordpress"] {
+        for c in conds {
+            let cell = &v["cells"][site][c];
+            let n = cell["evaluable"].as_f64().expect("n");
+            let p = cell["SR"].as_f64().expect("SR") / 100.0;
+            let (lo, hi) = wilson(p, n);
+            let (got_lo, got_hi) = pair(&iv["SR"]["cells"][site][c]);
+            assert!((got_lo - 100.0 * lo).abs() < 1e-9 && (got_hi - 100.0 * hi).abs() < 1e-9, "{site} {c}");
+            if site == "gitlab" {
+                gitlab.push((p, n));
+            }
+        }
+    }
+    // A website: the unweighted mean of its six cells, Wilson at n_eff = k² / Σ 1/n_i (stratified Wilson).
+    let k = gitlab.len() as f64;
+    let mean = gitlab.iter().map(|(p, _)| p).sum::<f64>() / k;
+    let n_eff = k * k / gitlab.iter().map(|(_, n)| 1.0 / n).sum::<f64>();
+    let (lo, hi) = wilson(mean, n_eff);
+    let (got_lo, got_hi) = pair(&iv["SR"]["websites"]["gitlab"]);
+    assert!((got_lo - 100.0 * lo).abs() < 1e-9 && (got_hi - 100.0 * hi).abs() < 1e-9, "{got_lo} {lo}");
+    assert!((100.0 * mean - v["metrics"]["SR"]["websites"]["gitlab"].as_f64().expect("sr")).abs() < 1e-9);
+    // The ledger's attempt success: Wilson over success / evaluable attempts.
+    let a = &v["ledger"]["attempts"];
+    let (s_, e_) = (a["success"].as_f64().expect("s"), a["evaluable"].as_f64().expect("e"));
+    let (lo, hi) = wilson(s_ / e_, e_);
+    let (got_lo, got_hi) = pair(&iv["ledger"]["attempt_success"]);
+    assert!((got_lo - lo).abs() < 1e-12 && (got_hi - hi).abs() < 1e-12);
+
+    // The same intervals, two decimals, in the table, Markdown and HTML, with the method named.
+    let (o_lo, o_hi) = pair(&iv["SR"]["overall"]);
+    let cell = pair(&iv["SR"]["cells"]["magento"]["tgt"]);
+    for format in ["table", "markdown", "html"] {
+        let t = stdout(&skillshift(&["report", path, "--format", format]));
+        assert!(t.contains(&format!("{o_lo:.2}")) && t.contains(&format!("{o_hi:.2}")), "{format}");
+        assert!(t.contains(&format!("[{:.2}, {:.2}]", cell.0, cell.1)), "{format}: cell interval");
+        assert!(t.contains("stratified Wilson interval"), "{format}: the method is stated");
+        assert!(t.contains("SR 95% lo") && t.contains("SR 95% hi"), "{format}");
+    }
+}
+
+/// Add LLM use to every non-error line of a records file: calls = steps, 1000 tokens in and 50 out per call,
+/// $0.002 per call.
+fn with_usage(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("read");
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut v: Value = serde_json::from_str(line).expect("line");
+        if v["outcome"] != "error" {
+            let steps = v["steps"].as_u64().expect("steps");
+            v["llm_calls"] = steps.into();
+            v["tokens_in"] = (1000 * steps).into();
+            v["tokens_out"] = (50 * steps).into();
+            v["cost_usd"] = (0.002 * steps as f64).into();
+        }
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    std::fs::write(path, out).expect("write");
+}
+
+#[test]
+fn cost_and_llm_use_by_population_and_gates_with_their_exit_codes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = synthetic(dir.path(), "costed.jsonl", &plan("ASI", 40, 1));
+    with_usage(&f);
+    let path = f.to_str().expect("utf8");
+    let v: Value = serde_json::from_str(&stdout(&skillshift(&["report", path, "--format", "json"]))).expect("json");
+    // Totals recomputed from the file itself.
+    let text = std::fs::read_to_string(&f).expect("read");
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("line")).collect();
+    let calls: u64 = lines.iter().filter_map(|l| l["llm_calls"].as_u64()).sum();
+    let cost: f64 = lines.iter().filter_map(|l| l["cost_usd"].as_f64()).sum();
+    let units = v["ledger"]["units"]["all"].as_f64().expect("units");
+    assert_eq!(v["cost"]["llm_calls"].as_u64(), Some(calls));
+    assert_eq!(v["cost"]["tokens_in"].as_u64(), Some(1000 * calls));
+    assert!((v["cost"]["total_usd"].as_f64().expect("usd") - cost).abs() < 1e-9);
+    assert!((v["cost"]["per_unit_usd"].as_f64().expect("per unit") - cost / units).abs() < 1e-12);
+    let t = stdout(&skillshift(&["report", path]));
+    assert!(t.contains("LLM use by population"), "{t}");
+    let ok_calls: u64 =
+        lines.iter().filter(|l| l["outcome"] == "success").filter_map(|l| l["llm_calls"].as_u64()).sum();
+    let success_row = t.lines().find(|l| l.starts_with("success ") && l.contains('(')).expect("success row");
+    assert!(success_row.contains(&format!(" {ok_calls} (")), "{success_row}");
+    assert!(t.lines().any(|l| l.starts_with("failure or timeout ")));
+    assert!(t.contains("missing llm_calls on"), "error attempts carry no use: totals are lower bounds: {t}");
+
+    let gates = |name: &str, body: &str| {
+        let g = dir.path().join(name);
+        std::fs::write(&g, format!(r#"{{"schema": "skillshift.gates/1", "gates": [{body}]}}"#)).expect("write");
+        g
+    };
+    let sr = v["ledger"]["rates"]["attempt_success"].as_f64().expect("rate");
+    let pass = gates("pass.json", r#"{"name": "success", "metric": "ledger.rates.attempt_success", "min": 0.2}"#);
+    let o = skillshift(&["report", path, "--gates", pass.to_str().expect("utf8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("readiness: pass"));
+    let fail = gates(
+        "fail.json",
+        r#"{"name": "success", "metric": "ledger.rates.attempt_success", "min": 0.2},
+           {"name": "spend", "metric": "cost.total_usd", "max": 0.01}"#,
+    );
+    let o = skillshift(&["report", path, "--gates", fail.to_str().expect("utf8"), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(j["gates"]["readiness"], "fail");
+    assert_eq!(j["gates"]["results"][1]["verdict"], "fail", "a lower bound above the budget fails it");
+    let straddle = gates(
+        "straddle.json",
+        &format!(r#"{{"name": "success", "metric": "ledger.rates.attempt_success", "min": {sr}}}"#),
+    );
+    let o = skillshift(&["report", path, "--gates", straddle.to_str().expect("utf8"), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "a threshold inside the interval cannot be decided");
+    let j: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let r = &j["gates"]["results"][0];
+    assert_eq!((r["verdict"].as_str(), r["min"].as_f64()), (Some("inconclusive"), Some(sr)));
+    let (lo, hi) = pair(&r["interval"]);
+    assert!(lo < sr && sr < hi);
+    assert_eq!(
+        r.as_object().expect("result").keys().map(String::as_str).collect::<Vec<_>>(),
+        ["name", "metric", "observed", "min", "interval", "verdict", "reason"]
+    );
+
+    // A bad gates file is one line naming the file and the gate, exit 2, before anything is printed.
+    for (body, want) in [
+        (
+            r#"{"name": "t", "metric": "ledger.rates.timout", "max": 0.1}"#,
+            "gate 1 ('t'): metric 'ledger.rates.timout' is not in the summary",
+        ),
+        (
+            r#"{"name": "t", "metric": "ledger.rates.timeout", "min": 0.1, "max": 0.2}"#,
+            "gate 1 ('t'): has both min and max",
+        ),
+        (r#"{"name": "t", "metric": "ledger.rates.timeout"}"#, "gate 1 ('t'): has neither min nor max"),
+        (r#"{"name": "t", "metric": "cost.total_usd", "max": "NaN"}"#, "gate 1 ('t'): 'max' must be a finite number"),
+    ] {
+        let g = gates("bad.json", body);
+        let o = skillshift(&["report", path, "--gates", g.to_str().expect("utf8")]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(&format!("gates file {}: {want}", g.display())), "{e}");
+        assert!(stdout(&o).is_empty());
+    }
 }

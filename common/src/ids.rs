@@ -8,9 +8,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// An unknown identifier: what kind of identifier, and the text that was given.
+/// An unknown identifier: what kind of identifier, and the text that was given
+/// (whole here, clipped where it is displayed).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {kind} '{found}' (expected {expected})")]
+#[error("unknown {kind} '{}' (expected {expected})", crate::text::short(.found))]
 pub struct ParseIdError {
     pub kind: &'static str,
     pub found: String,
@@ -167,11 +168,11 @@ impl fmt::Display for Uid {
 /// Why a uid did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseUidError {
-    #[error("uid '{0}' is not of the form skillshift.<site>.<version>.<task_id>")]
+    #[error("uid '{}' is not of the form skillshift.<site>.<version>.<task_id>", crate::text::short(.0))]
     Shape(String),
-    #[error("uid '{uid}': {source}")]
+    #[error("uid '{}': {source}", crate::text::short(.uid))]
     Part { uid: String, source: ParseIdError },
-    #[error("uid '{0}': task id is not a non-negative integer")]
+    #[error("uid '{}': task id is not a non-negative integer", crate::text::short(.0))]
     TaskId(String),
 }
 

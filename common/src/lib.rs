@@ -1,35 +1,33 @@
-//! The skillshift domain, shared by every other crate.
+//! The skillshift domain, shared by every other crate: what a task, an
+//! attempt and its record are. Nothing here does I/O beyond reading files.
 //!
-//! * [`ids`]: sites, versions, conditions and task uids (formats §1).
-//! * [`task`]: tasks in WebArena's config format: any WebArena config, and the grid's own files.
-//! * [`evaluate`]: WebArena's evaluators, exactly (shared by the worker's scorer and the sites' checker).
-//! * [`record`]: the per-task record of one attempt (formats §3).
-//! * [`records`], [`outcome`], [`metrics`], [`ledger`], [`reliability`], [`summary`], [`report`]: the
-//!   analysis core, from `per_task.jsonl` to the Table 1 shape (formats §3-5).
-//! * [`skills`]: skill libraries and accessibility-locator steps (formats §9).
+//! * [`ids`]: sites, versions, conditions, task uids and families (docs/formats.md#identifiers).
+//! * [`task`]: tasks in WebArena's config format: any WebArena config loads as-is, the grid's own
+//!   files add their rules; per-task validation reports (docs/webarena.md).
+//! * [`evaluate`]: WebArena's evaluators, exactly, over a final state and a page reader, shared by
+//!   the browser scorer and the fixture sites' HTTP checker (docs/webarena.md).
+//! * [`record`]: the per-task record of one attempt, stamped from its spec (docs/formats.md#records).
+//! * [`error_reason`]: why an `error` record measured nothing (`task_timeout`, `browser`, ...).
+//! * [`attempt`]: the attempt spec, what a worker is asked to run.
+//! * [`skills`]: skill libraries and accessibility-locator steps (docs/formats.md#skills).
+//! * [`html`]: the one HTML escaper.
+//! * [`text`]: input echoed in error messages, clipped to one short line.
+//! * [`bounded`]: reading whole files and lines with a stated bound on their size.
 //!
-//! Nothing here does I/O beyond reading and writing files.
+//! Reading whole record files and turning them into numbers is the `skillshift-analysis` crate.
 
 pub mod attempt;
-pub mod calibration;
-pub mod compare;
+pub mod bounded;
+pub mod error_reason;
 pub mod evaluate;
 pub mod html;
 pub mod ids;
-pub mod leaderboard;
-pub mod ledger;
-pub mod metrics;
-pub mod outcome;
 pub mod record;
-pub mod records;
-pub mod reliability;
-pub mod report;
 pub mod skills;
-pub mod summary;
-pub mod synth;
-pub mod table1;
 pub mod task;
+pub mod text;
 
 pub use attempt::AttemptSpec;
+pub use error_reason::ErrorReason;
 pub use ids::{Condition, Site, Uid, Version};
 pub use record::{Outcome, Record};

@@ -89,6 +89,15 @@ pub struct Record {
     pub images: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// `Some(true)` on every record a `--simulate` worker made up: it measured nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated: Option<bool>,
+    /// Why a non-success attempt did not succeed (`wrong_answer`, `step_budget`, `worker_lost`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_category: Option<String>,
+    /// The attempt's trajectory file, relative to the records file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<String>,
 }
 
 impl Record {
@@ -120,6 +129,9 @@ impl Record {
             worker: None,
             images: None,
             trace_id: None,
+            simulated: None,
+            failure_category: None,
+            trajectory: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! Skill libraries, `skillshift.skills/1` (formats §9), and the
+//! Skill libraries, `skillshift.skills/1` (docs/formats.md#skills), and the
 //! accessibility-locator steps they are made of. Reference solutions of tasks
 //! use the same step vocabulary.
 
@@ -7,7 +7,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounded::MAX_FILE_BYTES;
 use crate::ids::Site;
+use crate::text::short;
 
 pub const SKILLS_SCHEMA: &str = "skillshift.skills/1";
 
@@ -85,39 +87,51 @@ pub enum Step {
 pub enum SkillLibraryError {
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", crate::text::json_error(.source))]
     Json { path: String, source: serde_json::Error },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
 }
 
 impl SkillLibrary {
+    /// Reads and checks a library of at most [`MAX_FILE_BYTES`] bytes.
     pub fn load(path: &Path) -> Result<Self, SkillLibraryError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| SkillLibraryError::Io { path: p.clone(), source })?;
+        let text = crate::bounded::read_to_string(path, MAX_FILE_BYTES)
+            .map_err(|source| SkillLibraryError::Io { path: p.clone(), source })?;
         let lib: SkillLibrary =
             serde_json::from_str(&text).map_err(|source| SkillLibraryError::Json { path: p.clone(), source })?;
         lib.check().map_err(|message| SkillLibraryError::Invalid { path: p, message })?;
         Ok(lib)
     }
 
-    /// Checks the schema tag, unique names and that every `{{param}}` is declared.
+    /// Checks the schema tag; that every skill has a name, unique in the library, and
+    /// named params; and that every step's `{{param}}` is closed, named and declared.
+    /// A message names the skill and the step, and clips what it echoes.
     pub fn check(&self) -> Result<(), String> {
         if self.schema != SKILLS_SCHEMA {
-            return Err(format!("schema is '{}', expected '{SKILLS_SCHEMA}'", self.schema));
+            return Err(format!("schema is '{}', expected '{SKILLS_SCHEMA}'", short(&self.schema)));
         }
         let mut seen = std::collections::HashSet::new();
-        for skill in &self.skills {
+        for (n, skill) in self.skills.iter().enumerate() {
+            if skill.name.trim().is_empty() {
+                return Err(format!("skill {n} (0-based) has an empty name"));
+            }
+            let name = short(&skill.name);
             if !seen.insert(&skill.name) {
-                return Err(format!("skill '{}' is defined twice", skill.name));
+                return Err(format!("skill '{name}' is defined twice"));
+            }
+            if skill.params.iter().any(|p| p.trim().is_empty()) {
+                return Err(format!("skill '{name}': a param has an empty name"));
             }
             for (i, step) in skill.steps.iter().enumerate() {
                 for text in step.texts() {
-                    for param in placeholders(text) {
+                    let params = scan(text).map_err(|why| format!("skill '{name}' step {i}: {why}"))?;
+                    for param in params {
                         if !skill.params.iter().any(|p| p == param) {
                             return Err(format!(
-                                "skill '{}' step {i}: placeholder '{{{{{param}}}}}' is not a declared param",
-                                skill.name
+                                "skill '{name}' step {i}: placeholder '{{{{{}}}}}' is not a declared param",
+                                short(param)
                             ));
                         }
                     }
@@ -130,6 +144,26 @@ impl SkillLibrary {
     pub fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
     }
+}
+
+/// The `{{param}}` names of a step's text, or why its placeholders are malformed:
+/// a `{{` never closed, or `{{ }}` with no name.
+fn scan(text: &str) -> Result<Vec<&str>, String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            return Err(format!("'{{{{' without a closing '}}}}' in '{}'", short(text)));
+        };
+        let name = after[..end].trim();
+        if name.is_empty() {
+            return Err(format!("empty placeholder '{{{{}}}}' in '{}'", short(text)));
+        }
+        out.push(name);
+        rest = &after[end + 2..];
+    }
+    Ok(out)
 }
 
 impl Step {
@@ -216,6 +250,70 @@ mod tests {
             "__GITLAB__/a11y/web/-/issues/{{ id }}"
         );
         assert_eq!(placeholders("{{a}} and {{ b }}"), vec!["a", "b"]);
+    }
+
+    fn library(name: &str, url: &str) -> SkillLibrary {
+        SkillLibrary {
+            schema: SKILLS_SCHEMA.to_string(),
+            method: "m".to_string(),
+            skills: vec![Skill {
+                name: name.to_string(),
+                site: Site::Gitlab,
+                params: vec!["project".to_string()],
+                description: "d".to_string(),
+                steps: vec![
+                    Step::Click { target: Target { role: "link".into(), name: "Issues".into(), nth: None } },
+                    Step::Goto { url: url.to_string() },
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn an_empty_name_and_an_unclosed_placeholder_are_refused() {
+        assert_eq!(library("open", "__GITLAB__/{{project}}").check(), Ok(()));
+        let e = library("", "__GITLAB__/{{project}}").check().unwrap_err();
+        assert!(e.contains("skill 0") && e.contains("empty name"), "{e}");
+        let e = library(" ", "__GITLAB__/{{project}}").check().unwrap_err();
+        assert!(e.contains("empty name"), "{e}");
+        let e = library("open", "__GITLAB__/{{project").check().unwrap_err();
+        assert_eq!(e, "skill 'open' step 1: '{{' without a closing '}}' in '__GITLAB__/{{project'");
+        let e = library("open", "__GITLAB__/{{}}").check().unwrap_err();
+        assert!(e.contains("skill 'open' step 1") && e.contains("empty placeholder"), "{e}");
+    }
+
+    #[test]
+    fn errors_do_not_echo_a_megabyte_of_input() {
+        let big = "n".repeat(1 << 20);
+        let mut lib = library(&big, "__GITLAB__/{{project}}");
+        lib.skills.push(lib.skills[0].clone());
+        let e = lib.check().unwrap_err();
+        assert!(e.len() < 300 && e.contains("bytes cut"), "{} bytes", e.len());
+        let e = library("open", &format!("{{{{{big}}}}}")).check().unwrap_err();
+        assert!(e.len() < 300 && e.contains("bytes cut"), "{} bytes", e.len());
+        let e = library("open", &format!("{{{{{big}")).check().unwrap_err();
+        assert!(e.len() < 300 && e.contains("bytes cut"), "{} bytes", e.len());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.json");
+        std::fs::write(
+            &path,
+            format!(r#"{{"schema": "skillshift.skills/1", "method": "m", "{big}": 1, "skills": []}}"#),
+        )
+        .unwrap();
+        let e = SkillLibrary::load(&path).unwrap_err().to_string();
+        assert!(e.len() < 400 && e.contains("bytes cut"), "{} bytes", e.len());
+    }
+
+    #[test]
+    fn the_shipped_libraries_pass_the_check() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/skills");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|x| x == "json") {
+                let lib = SkillLibrary::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                assert!(!lib.skills.is_empty(), "{}", path.display());
+            }
+        }
     }
 
     #[test]

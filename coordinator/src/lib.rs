@@ -5,9 +5,16 @@
 //! * [`planner`]: sweep spec -> units, contract and `config_digest`.
 //! * [`scheduler`]: the assignment decision, a pure function.
 //! * [`lease`]: lease deadlines, renewal, release and re-attachment.
-//! * [`engine`]: the state machine tying them together (no I/O).
+//! * [`engine`]: the state machine tying them together (no I/O; the clock
+//!   and the id source are passed in).
 //! * [`store`]: sled behind one module; group commit.
-//! * [`server`]: the driver loop, the gRPC services and the HTTP page.
+//! * [`server`]: starts the coordinator, runs the driver loop (group commit,
+//!   then effects) and shuts down in order; every task it starts belongs to a
+//!   `skillshift_tasks::TaskCenter`.
+//! * [`service`]: the gRPC services (Worker, Control) and the token check.
+//! * [`wire`]: sweep specs, statuses and worker lists to and from the wire.
+//! * [`status`]: what control clients see (sweep progress, the worker list).
+//! * [`http`]: the HTTP port (`/healthz`, `/api/status`, the HTML page).
 //! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
 //! * [`client`]: the control client used by `skillshift sweep`.
 

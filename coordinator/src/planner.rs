@@ -1,5 +1,5 @@
 //! The planner: a sweep spec expanded into run units, and the frozen
-//! comparison contract with its `config_digest` (formats §8).
+//! comparison contract with its `config_digest` (`docs/formats.md`, contract).
 //!
 //! A unit is (treatment, family, condition, rep); its index in the plan is its
 //! identity on the wire and in the store. The plan order is treatment, site,
@@ -58,8 +58,8 @@ pub struct SweepSpec {
 }
 
 impl SweepSpec {
-    /// The full grid with the defaults of formats §11: one rep, the `skills`
-    /// agent, every site and condition.
+    /// The full grid with the CLI's defaults (`docs/formats.md`, CLI): one rep,
+    /// the `skills` agent, every site and condition.
     pub fn full_grid(treatment: TreatmentSpec) -> SweepSpec {
         SweepSpec {
             treatments: vec![treatment],
@@ -233,7 +233,7 @@ pub fn digest_json(v: &Value) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
 }
 
-/// The frozen comparison contract of formats §8 and its digest. The returned
+/// The frozen comparison contract (`docs/formats.md`, contract) and its digest. The returned
 /// contract carries the digest as `config_digest`; the digest itself is
 /// computed over the contract without that field.
 pub fn contract(spec: &SweepSpec) -> (Value, String) {
@@ -345,7 +345,7 @@ mod tests {
         let mut other = s.clone();
         other.task_file_digests.insert("gitlab.v1.json".into(), "sha256:00".into());
         assert_ne!(contract(&other).1, d);
-        // The family subset is not part of the contract (formats §8).
+        // The family subset is not part of the contract (`docs/formats.md`, contract).
         let mut other = s;
         other.families.insert(Site::Wordpress, vec![1]);
         assert_eq!(contract(&other).1, d);

@@ -1,13 +1,21 @@
 //! Runs a coordinator: opens the store, reloads unfinished sweeps, starts the
 //! engine's driver loop, the gRPC services and the HTTP page, and shuts them
 //! down in order when the root token is cancelled: stop leasing and tell
-//! workers to drain, stop serving, then flush the store.
+//! workers to drain, close the sessions, stop serving, then flush the store.
+//!
+//! Every task belongs to a [`TaskCenter`]. The root centre is made from the
+//! shutdown token and owns the shutdown task. Because the stages must stop one
+//! after the other, not all at once, each has a centre of its own that the
+//! shutdown task cancels in turn: `serving` (the gRPC and HTTP servers, and
+//! per worker session a child centre for the session's reader, the status
+//! watches and the exports) and `engine` (the driver and its store commits).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use skillshift_proto::v1::{control_server::ControlServer, worker_server::WorkerServer};
+use skillshift_tasks::TaskCenter;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -15,7 +23,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
-use crate::engine::{Effect, Engine, Input};
+use crate::engine::{Effect, Engine, Input, RandomIds, SystemClock};
 use crate::service::{ControlService, Handle, TokenCheck, WorkerService};
 use crate::store::{Store, StoreError, StoreOp};
 
@@ -86,7 +94,7 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
         source: sled::Error::Io(source),
     })?;
     let store = Store::open(&config.data_dir.join("store"))?;
-    let mut engine = Engine::new(config.lease_ttl);
+    let mut engine = Engine::new(config.lease_ttl, SystemClock, RandomIds);
     let (metrics, exposition) = skillshift_telemetry::metrics::CoordinatorMetrics::new();
     engine.set_metrics(metrics.clone());
     let rows = store.load_all()?;
@@ -113,40 +121,48 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
     };
     let http_addr = http_listener.as_ref().and_then(|l| l.local_addr().ok());
 
+    let root = TaskCenter::with_token("coordinator", cancel);
+    let serving = TaskCenter::new("coordinator/serving");
+    let engine_tasks = TaskCenter::new("coordinator/engine");
+
     let (tx, rx) = mpsc::channel(INPUT_CAPACITY);
     let handle = Handle::new(tx.clone(), engine.ttl(), engine.heartbeat_interval());
     let check = TokenCheck::new(config.token.as_deref());
-    let worker_svc = WorkerServer::with_interceptor(WorkerService { handle: handle.clone() }, check.clone());
-    let control_svc =
-        ControlServer::with_interceptor(ControlService { handle: handle.clone(), store: store.clone() }, check);
+    let worker_svc =
+        WorkerServer::with_interceptor(WorkerService { handle: handle.clone(), tasks: serving.clone() }, check.clone());
+    let control_svc = ControlServer::with_interceptor(
+        ControlService { handle: handle.clone(), store: store.clone(), tasks: serving.clone() },
+        check,
+    );
 
     let mut builder = Server::builder().tcp_nodelay(true);
     if let Some(tls) = tls {
         builder = builder.tls_config(tls).map_err(|e| ServerError::Tls(e.to_string()))?;
     }
-    let serving = CancellationToken::new();
-    let grpc = builder
-        .add_service(worker_svc)
-        .add_service(control_svc)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), serving.clone().cancelled_owned());
+    let router = builder.add_service(worker_svc).add_service(control_svc);
 
-    let driver = tokio::spawn(drive(engine, store.clone(), rx));
+    let driver = {
+        let (store, tasks) = (store.clone(), engine_tasks.clone());
+        engine_tasks.spawn("driver", move |token| drive(engine, store, rx, tasks, token))
+    };
     let http = http_listener.map(|l| {
         let router =
             crate::http::router(handle.clone()).merge(crate::metrics::router(handle.clone(), metrics, exposition));
-        let stop = serving.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(l, router).with_graceful_shutdown(stop.cancelled_owned()).await;
+        serving.spawn("http", move |token| async move {
+            let _ = axum::serve(l, router).with_graceful_shutdown(token.cancelled_owned()).await;
         })
     });
-    let grpc_task = tokio::spawn(grpc);
+    let grpc_task = serving.spawn("grpc", move |token| {
+        router.serve_with_incoming_shutdown(TcpListenerStream::new(listener), token.cancelled_owned())
+    });
 
-    let join = tokio::spawn(async move {
-        cancel.cancelled().await;
+    let join = root.spawn("shutdown", move |token| async move {
+        token.cancelled().await;
         // 1. stop leasing and ask workers to drain; 2. close every session.
         let _ = tx.send(Input::Drain).await;
         let _ = tx.send(Input::CloseSessions).await;
-        // 3. stop serving (sessions have ended, so this does not hang).
+        // 3. stop serving (sessions have ended, so this does not hang); the
+        // sessions' readers stop without losing their workers' leases.
         serving.cancel();
         match tokio::time::timeout(Duration::from_secs(5), grpc_task).await {
             Ok(Ok(Err(e))) => tracing::warn!(error = %e, "grpc server ended with an error"),
@@ -156,14 +172,17 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
         if let Some(h) = http {
             let _ = tokio::time::timeout(Duration::from_secs(2), h).await;
         }
+        serving.shutdown(Duration::from_secs(1)).await;
         // 4. the driver flushes the store and stops.
         let _ = tx.send(Input::Shutdown).await;
         drop(tx);
-        match tokio::time::timeout(Duration::from_secs(10), driver).await {
+        let result = match tokio::time::timeout(Duration::from_secs(10), driver).await {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => Err(ServerError::Serve(format!("engine task failed: {e}"))),
             Err(_) => Err(ServerError::Serve("engine did not stop within 10 s".into())),
-        }
+        };
+        engine_tasks.shutdown(Duration::from_secs(1)).await;
+        result
     });
     tracing::info!(%grpc_addr, http = ?http_addr, "coordinator listening");
     Ok(Running { grpc_addr, http_addr, handle, store, join })
@@ -171,7 +190,18 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
 
 /// The driver: batches inputs, lets the engine handle them, writes and
 /// flushes the store once per batch, then performs the effects.
-async fn drive(mut engine: Engine, store: Store, mut rx: mpsc::Receiver<Input>) -> Result<(), ServerError> {
+///
+/// It stops on [`Input::Shutdown`] (sent by the shutdown task once serving has
+/// stopped) or when every sender is gone. Its token is a backstop, cancelled
+/// only if the driver did not stop in time: it then stops the next time it
+/// waits for input, after flushing the store.
+async fn drive(
+    mut engine: Engine,
+    store: Store,
+    mut rx: mpsc::Receiver<Input>,
+    tasks: TaskCenter,
+    token: CancellationToken,
+) -> Result<(), ServerError> {
     let mut buf: Vec<Input> = Vec::with_capacity(BATCH);
     let period = (engine.ttl() / 20).clamp(Duration::from_millis(20), Duration::from_millis(500));
     let mut tick = tokio::time::interval(period);
@@ -184,6 +214,7 @@ async fn drive(mut engine: Engine, store: Store, mut rx: mpsc::Receiver<Input>) 
             tokio::select! {
                 n = rx.recv_many(&mut buf, BATCH) => if n == 0 { break },
                 _ = tick.tick() => buf.push(Input::Tick),
+                _ = token.cancelled() => break,
             }
         }
         let now = Instant::now();
@@ -210,12 +241,13 @@ async fn drive(mut engine: Engine, store: Store, mut rx: mpsc::Receiver<Input>) 
                 })
                 .collect();
             let s = store.clone();
-            let flushed = tokio::task::spawn_blocking(move || {
-                s.apply(&ops)?;
-                s.flush()
-            })
-            .await
-            .map_err(|e| ServerError::Serve(format!("store task failed: {e}")))?;
+            let flushed = tasks
+                .spawn_blocking("store-commit", move || {
+                    s.apply(&ops)?;
+                    s.flush()
+                })
+                .await
+                .map_err(|e| ServerError::Serve(format!("store task failed: {e}")))?;
             if let Err(e) = flushed {
                 tracing::error!(error = %e, "store write failed; stopping before acknowledging anything");
                 return Err(e.into());

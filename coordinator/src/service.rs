@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures::Stream;
 use skillshift_proto::convert::{self, AttemptKey, WireError};
 use skillshift_proto::v1::{self, control_server::Control, worker_server::Worker};
+use skillshift_tasks::TaskCenter;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -59,6 +60,8 @@ impl Handle {
 
 pub struct WorkerService {
     pub handle: Handle,
+    /// Owns each session's reader (a child centre per session).
+    pub tasks: TaskCenter,
 }
 
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
@@ -153,9 +156,16 @@ impl Worker for WorkerService {
             .send(Input::Connect { worker: worker.clone(), conn, running, free_slots: hello.free_slots })
             .await?;
         let handle = self.handle.clone();
-        tokio::spawn(async move {
+        let session = self.tasks.child(format!("worker {worker} session {conn_id}"));
+        session.spawn("session-reader", move |token| async move {
             loop {
-                let msg = match stream.message().await {
+                let next = tokio::select! {
+                    // Serving stops (coordinator shutdown): not a worker loss, so no
+                    // disconnect; the worker's leases stay for when it reconnects.
+                    _ = token.cancelled() => return,
+                    next = stream.message() => next,
+                };
+                let msg = match next {
                     Ok(Some(m)) => m,
                     Ok(None) => break,
                     Err(e) => {
@@ -202,6 +212,8 @@ impl Worker for WorkerService {
 pub struct ControlService {
     pub handle: Handle,
     pub store: Store,
+    /// Owns the status watches and the exports.
+    pub tasks: TaskCenter,
 }
 
 fn not_found(id: &str) -> Status {
@@ -230,7 +242,8 @@ impl Control for ControlService {
         let first = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
         let (tx, rx) = mpsc::channel(4);
         let handle = self.handle.clone();
-        tokio::spawn(async move {
+        // Dropped when serving stops; the client sees the stream end and watches again.
+        self.tasks.spawn_until_cancelled("watch-sweep", async move {
             let mut last = first;
             if tx.send(Ok(wire::status_to_wire(&last))).await.is_err() {
                 return;
@@ -273,13 +286,20 @@ impl Control for ControlService {
         let meta = self.store.sweep(&id).map_err(|e| Status::internal(e.to_string()))?.ok_or_else(|| not_found(&id))?;
         let (tx, rx) = mpsc::channel(256);
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || {
+        let token = self.tasks.token();
+        self.tasks.spawn_blocking("export-records", move || {
             use v1::export_item::Item;
             let contract = serde_json::to_string_pretty(&meta.contract).unwrap_or_default();
             if tx.blocking_send(Ok(v1::ExportItem { item: Some(Item::ContractJson(contract)) })).is_err() {
                 return;
             }
             for row in store.records(&id) {
+                if token.is_cancelled() {
+                    // Never a silently short export: say why it ended.
+                    let _ =
+                        tx.blocking_send(Err(Status::unavailable("the coordinator is shutting down; export again")));
+                    return;
+                }
                 let item = match row {
                     Ok((_, stored)) => Ok(v1::ExportItem { item: Some(Item::Record((&stored.record).into())) }),
                     Err(e) => Err(Status::data_loss(e.to_string())),

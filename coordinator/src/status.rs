@@ -81,7 +81,7 @@ pub struct SweepStatus {
 }
 
 impl SweepStatus {
-    /// The `skillshift sweep status ID --json` shape (formats §11).
+    /// The `skillshift sweep status ID --json` shape (`docs/formats.md`, CLI).
     /// Beside the documented keys: `cost_usd` (spent so far) and, when the
     /// sweep stopped on its own, `stopped` (why).
     pub fn to_json(&self) -> serde_json::Value {

@@ -3,6 +3,10 @@
 //! Only the coordinator's and the worker's edge modules use these types; they
 //! convert to and from the domain types of `skillshift-common` at once, with
 //! [`convert`].
+//!
+//! * [`v1`]: the generated messages and the Worker and Control services.
+//! * [`channel`]: client channels (URL, TLS, bearer token) to the coordinator.
+//! * [`convert`]: wire <-> domain conversions shared by both sides.
 
 /// Package `skillshift.v1`: the Worker and Control services.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

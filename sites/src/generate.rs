@@ -2,9 +2,9 @@
 //! deterministically, so a test can assert that regeneration reproduces the
 //! committed files byte for byte:
 //!
-//! * `tasks/<site>.<version>.json` (formats §2),
+//! * `tasks/<site>.<version>.json` (docs/formats.md#grid-task-files),
 //! * `solutions/<site>.<version>.json` (an array indexed by task_id of step arrays),
-//! * `skills/example.json` (formats §9, method `example`),
+//! * `skills/example.json` (docs/formats.md#skills, method `example`),
 //! * `DIGESTS.json` (image name -> `sha256:` digest).
 //!
 //! A site whose module has no tasks yet is skipped (and reported), so a

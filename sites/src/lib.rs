@@ -2,11 +2,21 @@
 //! WordPress, each in a v1 and a v2 layout, served with axum as
 //! server-rendered HTML (see `sites-contract.md` and design.md).
 //!
-//! * [`App`]: what every site-version provides (router, reset, login steps).
+//! * [`App`]: what every site-version provides (router, reset, login steps);
+//!   [`app`], [`tasks`] and [`skills`] dispatch to the sites.
 //! * [`gitlab`], [`magento`], [`wordpress`]: the three sites, each with
-//!   `app(version)`, `tasks(version)` and `skills()`.
-//! * The framework wraps each site's router with the env-ctrl surface and the
-//!   client-side behaviours script.
+//!   `app(version)`, its task generator `tasks::generate(version)` and its
+//!   example skills. No site uses another's modules.
+//! * [`kit`]: the framework the sites share (requests and responses, state
+//!   and sessions, URL coding, the seeded PRNG, paging, layout, task
+//!   building).
+//! * [`server`]: serving site-versions on ports; it wraps each site's router
+//!   with the [`env_ctrl`] surface and the client-side behaviours script.
+//! * [`sim`]: a headless HTTP-level browser that runs steps and scores tasks
+//!   without Chromium.
+//! * [`generate`]: renders the data files from code; [`digest`]: the
+//!   per-site-version digests; [`validate`]: checks the data files;
+//!   [`bench`](mod@bench): page and reset timings.
 
 use std::sync::Arc;
 
@@ -19,7 +29,7 @@ pub mod digest;
 pub mod env_ctrl;
 pub mod generate;
 pub mod gitlab;
-pub mod html;
+pub mod kit;
 pub mod magento;
 pub mod server;
 pub mod sim;
@@ -34,12 +44,12 @@ pub trait App: Send + Sync + 'static {
     fn router(self: Arc<Self>) -> axum::Router;
     /// Restore the seeded state (and drop sessions). Must take well under a second.
     fn reset(&self);
-    /// Formats §9 steps that log in from a fresh browser on the site's base URL (with the
-    /// site placeholders as in task files), including v2's extra steps.
+    /// The steps (docs/formats.md#skills) that log in from a fresh browser on the
+    /// site's base URL (with the site placeholders as in task files), including v2's extra steps.
     fn login_steps(&self) -> Vec<Step>;
 }
 
-/// A generated task and its reference solution (formats §9 steps).
+/// A generated task and its reference solution (steps as in docs/formats.md#skills).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneratedTask {
     pub task: Task,
@@ -58,17 +68,17 @@ pub fn app(site: Site, version: Version) -> Arc<dyn App> {
 /// The generated tasks of `site` in `version` (exactly `site.n_tasks()` once built).
 pub fn tasks(site: Site, version: Version) -> Vec<GeneratedTask> {
     match site {
-        Site::Gitlab => gitlab::tasks(version),
-        Site::Magento => magento::tasks(version),
-        Site::Wordpress => wordpress::tasks(version),
+        Site::Gitlab => gitlab::tasks::generate(version),
+        Site::Magento => magento::tasks::generate(version),
+        Site::Wordpress => wordpress::tasks::generate(version),
     }
 }
 
 /// The example library's skills of `site` (written against v1).
 pub fn skills(site: Site) -> Vec<skillshift_common::skills::Skill> {
     match site {
-        Site::Gitlab => gitlab::skills(),
-        Site::Magento => magento::skills(),
-        Site::Wordpress => wordpress::skills(),
+        Site::Gitlab => gitlab::tasks::skills(),
+        Site::Magento => magento::skills::skills(),
+        Site::Wordpress => wordpress::skills::skills(),
     }
 }

@@ -8,8 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use skillshift_common::{Site, Version};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+use skillshift_tasks::TaskCenter;
 
 use crate::env_ctrl::{self, Control};
 use crate::App;
@@ -34,8 +33,8 @@ pub struct SiteHandle {
     app: Arc<dyn App>,
     /// The router being served (it shares `app`), for calls in-process.
     router: axum::Router,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    /// The server task and in-process logins; cancelling it stops the server.
+    tasks: TaskCenter,
 }
 
 impl SiteHandle {
@@ -59,39 +58,35 @@ impl SiteHandle {
         // The simulated browser holds parsed pages, which may not cross threads,
         // so it runs to the end on a blocking thread of this runtime.
         let runtime = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || {
-            runtime.block_on(async move {
-                let mut browser = crate::sim::Browser::new(router, &origin);
-                for step in &steps {
-                    browser.step(step).await.map_err(|e| format!("{image} login: {e}"))?;
-                }
-                let cookies = browser.cookies();
-                if cookies.is_empty() {
-                    return Err(format!("{image} login set no cookie"));
-                }
-                Ok(cookies)
+        self.tasks
+            .spawn_blocking("login", move || {
+                runtime.block_on(async move {
+                    let mut browser = crate::sim::Browser::new(router, &origin);
+                    for step in &steps {
+                        browser.step(step).await.map_err(|e| format!("{image} login: {e}"))?;
+                    }
+                    let cookies = browser.cookies();
+                    if cookies.is_empty() {
+                        return Err(format!("{image} login set no cookie"));
+                    }
+                    Ok(cookies)
+                })
             })
-        })
-        .await
-        .map_err(|e| format!("login task: {e}"))?
+            .await
+            .map_err(|e| format!("login task: {e}"))?
     }
 
     /// Stops accepting connections, lets in-flight requests finish and waits for the server task.
-    pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
+    pub async fn shutdown(self) {
+        if !self.tasks.shutdown(std::time::Duration::from_secs(10)).await {
+            eprintln!("skillshift-sites: {} did not stop within 10 s", self.image());
         }
     }
 }
 
 impl Drop for SiteHandle {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.tasks.cancel();
     }
 }
 
@@ -115,26 +110,14 @@ pub async fn serve(site: Site, version: Version, addr: SocketAddr) -> Result<Sit
     let local = listener.local_addr().map_err(|source| ServeError::Bind { addr: addr.to_string(), image, source })?;
     let (router, app, digest) = site_router(site, version);
     let served = router.clone();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let server = axum::serve(listener, served).with_graceful_shutdown(async move {
-            let _ = stopped.await;
-        });
+    let tasks = TaskCenter::new(format!("site {}", site.image(version)));
+    tasks.spawn("serve", move |stop| async move {
+        let server = axum::serve(listener, served).with_graceful_shutdown(stop.cancelled_owned());
         if let Err(e) = server.await {
             eprintln!("skillshift-sites: server on {local} stopped: {e}");
         }
     });
-    Ok(SiteHandle {
-        site,
-        version,
-        base_url: format!("http://{local}"),
-        addr: local,
-        digest,
-        app,
-        router,
-        stop: Some(stop),
-        task: Some(task),
-    })
+    Ok(SiteHandle { site, version, base_url: format!("http://{local}"), addr: local, digest, app, router, tasks })
 }
 
 /// Serves all six site-versions on `host`, at `base_port`, `base_port + 1`, ... (or on

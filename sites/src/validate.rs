@@ -59,12 +59,12 @@ impl Checker {
     }
 }
 
-/// The calibration rule of formats §7: `index_j = floor(j * n / k)`.
+/// The calibration rule (docs/formats.md#calibration-set): `index_j = floor(j * n / k)`.
 pub fn calibration_rule(n: usize, k: usize) -> Vec<usize> {
     (0..k).map(|j| j * n / k).collect()
 }
 
-/// Calibration-set sizes per site (formats §7).
+/// Calibration-set sizes per site (docs/formats.md#calibration-set).
 pub fn calibration_k(site: Site) -> usize {
     match site {
         Site::Gitlab => 14,

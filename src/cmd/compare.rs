@@ -1,14 +1,18 @@
 //! `skillshift compare --baseline A --candidate B`: SR deltas per cell and
-//! overall with 95% intervals, a verdict, seed 004's `delta >= 0` verdict, and
-//! the frozen-contract check (`contract.json` beside each records file).
+//! overall with 95% intervals, a verdict, the `delta >= 0` verdict of the comparison seed, the
+//! frozen-contract check (`contract.json` beside each records file), each side's LLM use and,
+//! with `--gates`, each side's readiness (docs/formats.md#compare).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
-use skillshift_common::compare::{check_contract, compare, contract_beside, render_text, SideInfo};
-use skillshift_common::metrics::analyse;
-use skillshift_common::records::read_file;
+use skillshift_analysis::cells::analyse;
+use skillshift_analysis::compare::{
+    apply_gates, check_contract, compare, contract_beside, render_text, Side, SideInfo,
+};
+use skillshift_analysis::gates;
+use skillshift_analysis::records::read_file;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
@@ -25,19 +29,23 @@ pub struct Args {
     #[arg(long)]
     pub candidate: PathBuf,
     /// The baseline's treatment, when its file holds several.
-    #[arg(long)]
+    #[arg(long, visible_alias = "baseline-treatment")]
     pub treatment_baseline: Option<String>,
     /// The candidate's treatment, when its file holds several.
-    #[arg(long)]
+    #[arg(long, visible_alias = "candidate-treatment")]
     pub treatment_candidate: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Exit 1 when the verdict is `worse`.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Readiness gates (skillshift.gates/1) applied to both sides; the candidate's readiness sets the exit code.
+    #[arg(long, value_name = "GATES.json")]
+    pub gates: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let gates = args.gates.as_deref().map(gates::load).transpose()?;
     let same_file = args.baseline == args.candidate;
     let base_set = read_file(&args.baseline)?;
     let cand_set = if same_file { base_set.clone() } else { read_file(&args.candidate)? };
@@ -54,18 +62,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (ba, ca) = (analyse(bt), analyse(ct));
     let bc = contract_beside(&args.baseline).map_err(|e| anyhow!(e))?;
     let cc = contract_beside(&args.candidate).map_err(|e| anyhow!(e))?;
-    let contract = check_contract(bc.as_ref(), cc.as_ref(), &ba.config_digests, &ca.config_digests, same_file);
-    let info = |path: &PathBuf, a: &skillshift_common::metrics::Analysis| SideInfo {
-        file: path.display().to_string(),
-        treatment: a.treatment.clone(),
-        records: a.records,
-        config_digests: a.config_digests.clone(),
-    };
-    let c = compare(&ba, &ca, info(&args.baseline, &ba), info(&args.candidate, &ca), contract);
+    let (bf, cf) = (args.baseline.display().to_string(), args.candidate.display().to_string());
+    let contract = check_contract(
+        Side { file: &bf, contract: bc.as_ref(), digests: &ba.config_digests, treatment: &ba.treatment },
+        Side { file: &cf, contract: cc.as_ref(), digests: &ca.config_digests, treatment: &ca.treatment },
+        same_file,
+    );
+    let mut c = compare(&ba, &ca, SideInfo::of(&args.baseline, &ba), SideInfo::of(&args.candidate, &ca), contract);
+    if let Some(g) = &gates {
+        apply_gates(&mut c, g, &ba, &ca);
+    }
     let out = match args.format {
         Format::Table => render_text(&c),
         Format::Json => serde_json::to_string_pretty(&c).context("serialising the comparison")? + "\n",
     };
-    super::report::write_stdout(&out)?;
-    Ok(if args.fail_on_regression && c.verdict == "worse" { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    super::write_stdout(&out)?;
+    let regression = args.fail_on_regression && c.verdict == "worse";
+    Ok(ExitCode::from(match c.candidate_readiness_exit() {
+        1 => 1,
+        _ if regression => 1,
+        code => code,
+    }))
 }

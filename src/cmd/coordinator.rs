@@ -59,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rt.block_on(async move {
         // Logs to stderr; spans over OTLP only when an endpoint is configured.
         let traces = skillshift_telemetry::init(&telemetry)?;
-        let cancel = super::sweep::cancel_on_signals();
+        let cancel = skillshift_experiment::signals::cancel_on_signals();
         let running = server::start(config, cancel).await?;
         match running.http_addr {
             Some(h) => println!("coordinator listening on {} (http {h})", running.grpc_addr),

@@ -1,12 +1,12 @@
 //! `skillshift leaderboard validate FILE...` and `render DIR --out FILE`
-//! (formats §6).
+//! (docs/formats.md#leaderboard).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde_json::Value;
-use skillshift_common::leaderboard::{render, validate, Entry};
+use skillshift_analysis::leaderboard::{render, validate, Entry};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,7 +31,8 @@ pub enum Command {
 
 /// The entries of one file: a summary object or an array of them.
 fn read_entries(path: &Path) -> anyhow::Result<Vec<Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = skillshift_common::bounded::read_to_string(path, skillshift_common::bounded::MAX_FILE_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let v: Value = serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
     Ok(match v {
         Value::Array(items) => items,

@@ -1,27 +1,14 @@
-//! `skillshift local`: the embedded default. A coordinator with its store in
-//! a local folder, N workers in this process (each with its own fixture sites
-//! and its own Chromium), the full 18-cell grid with the `skills` agent and
-//! the example skill library; shows progress, writes per_task.jsonl,
-//! contract.json and summary.json under --out, and prints the Table 1 shape.
-//! The parts talk over real gRPC on loopback, as in a cluster.
+//! `skillshift local`: the embedded default, everything on this machine
+//! (docs/design.md#embedded-default). The cluster is `skillshift_experiment::local`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{bail, Context};
-use skillshift_common::report::{self, document};
-use skillshift_coordinator::server::{self, Config};
-use skillshift_worker::browser::BrowserConfig;
-use skillshift_worker::executor::Executor;
-use skillshift_worker::remote::{self, simulate::SimulatedExecutor, RemoteConfig};
-use skillshift_worker::run_executor::BrowserExecutor;
-use skillshift_worker::runloop::{RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, ResetPolicy, SiteManager};
-use tokio_util::sync::CancellationToken;
-
-use super::sweep::{self as sweep_cmd, Connection, StartArgs};
+use anyhow::bail;
+use skillshift_analysis::report::document;
+use skillshift_experiment::local::{self, LocalSettings};
+use skillshift_experiment::settings::{Skills, SweepSettings};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -68,111 +55,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         bail!("--agent reference needs OPENAI_API_KEY or OPENAI_BASE_URL");
     }
-    let start = StartArgs {
-        sites: skillshift_common::Site::ALL.to_vec(),
-        conditions: skillshift_common::Condition::ALL.to_vec(),
+    let sweep = SweepSettings {
         families: args.families.clone(),
-        treatment: None,
-        skills: args.skills.clone(),
+        skills: Skills::from_flag(args.skills.as_deref()),
         agent: args.agent.clone(),
         model: args.model.clone(),
-        provider: None,
-        temperature: None,
         count: args.count,
         max_steps: args.max_steps,
-        task_timeout: 600,
-        max_retries: 2,
         seed: args.seed,
-        cost_budget: None,
-        profile: None,
-        data: args.data.clone(),
+        ..SweepSettings::full_grid(args.data.clone())
     };
-    let spec = sweep_cmd::build_spec(&start)?;
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let began = Instant::now();
-    let code = rt.block_on(async {
-        // Logs to stderr; the coordinator's and the workers' spans over OTLP when an endpoint is configured.
-        let traces = skillshift_telemetry::init(&telemetry)?;
-        let cancel = sweep_cmd::cancel_on_signals();
-        let token = format!("{:032x}", rand_token());
-        let coordinator = server::start(
-            Config {
-                listen: "127.0.0.1:0".parse().context("loopback address")?,
-                http: None,
-                data_dir: args.out.join("coordinator"),
-                token: Some(token.clone()),
-                tls: None,
-                lease_ttl: Duration::from_secs(30),
-            },
-            cancel.child_token(),
-        )
-        .await?;
-        let url = format!("http://{}", coordinator.grpc_addr);
-        let workers_stop = CancellationToken::new();
-        let mut workers = Vec::new();
-        let mut browsers = Vec::new();
-        for i in 0..args.workers {
-            let name = format!("local-{i}");
-            let executor: Arc<dyn Executor> = match args.simulate {
-                Some(ms) => Arc::new(SimulatedExecutor::new(Duration::from_millis(ms), 1)),
-                None => {
-                    let sites: Arc<dyn SiteManager> = Arc::new(Embedded::start(ResetPolicy::BeforeEach).await?);
-                    let probe = skillshift_common::task::task_file_path(
-                        &args.data,
-                        skillshift_common::Site::Gitlab,
-                        skillshift_common::Version::V1,
-                    );
-                    let tasks = if probe.exists() { TaskSource::Dir(args.data.clone()) } else { TaskSource::Generated };
-                    let ex = Arc::new(BrowserExecutor::new(
-                        RunContext::new(sites, tasks, name.clone()),
-                        BrowserConfig::default(),
-                        1,
-                    ));
-                    browsers.push(ex.clone());
-                    ex
-                }
-            };
-            let mut cfg = RemoteConfig::new(&url, &name, args.out.join("outbox").join(&name));
-            cfg.token = Some(token.clone());
-            workers.push(tokio::spawn(remote::run(cfg, executor, workers_stop.clone())));
-        }
-        let conn = Connection::plain(url.clone(), Some(token.clone()));
-        let mut client = conn.client().await?;
-        let id = client.submit(&spec).await?;
-        eprintln!("sweep {id}: {} units on {} workers", spec_units(&spec), args.workers);
-        let watched = tokio::select! {
-            r = sweep_cmd::watch(&conn, &id) => Some(r?),
-            _ = cancel.cancelled() => None,
-        };
-        let out_file = args.out.join("per_task.jsonl");
-        let n = sweep_cmd::export(&mut client, &id, &out_file).await?;
-        workers_stop.cancel();
-        for w in workers {
-            match w.await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => eprintln!("skillshift: worker: {e}"),
-                Err(e) => eprintln!("skillshift: worker task: {e}"),
-            }
-        }
-        for b in browsers {
-            b.shutdown().await;
-        }
-        cancel.cancel();
-        coordinator.wait().await?;
-        if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
-            eprintln!("skillshift: warning: {e}");
-        }
-        eprintln!("wrote {n} records to {}", out_file.display());
-        Ok::<_, anyhow::Error>(watched.unwrap_or(ExitCode::from(1)))
-    })?;
-    let out_file = args.out.join("per_task.jsonl");
-    let r = report::build(&out_file, None, false)?;
-    let summary_path = args.out.join("summary.json");
-    std::fs::write(&summary_path, serde_json::to_string_pretty(&r.summary)? + "\n")
-        .with_context(|| format!("writing {}", summary_path.display()))?;
-    print!("{}", report::text::render(&document(&r)));
-    for note in &r.notes {
+    let settings = LocalSettings {
+        sweep,
+        workers: args.workers,
+        out: args.out.clone(),
+        simulate: args.simulate.map(Duration::from_millis),
+        telemetry,
+    };
+    let done = local::run(settings)?;
+    print!("{}", skillshift_analysis::report::text::render(&document(&done.report)));
+    for note in &done.report.notes {
         eprintln!("skillshift: note: {note}");
     }
     if args.simulate.is_some() {
@@ -185,23 +87,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!(
         "done in {:.1} s; records {}, summary {}",
-        began.elapsed().as_secs_f64(),
-        out_file.display(),
-        summary_path.display()
+        done.elapsed.as_secs_f64(),
+        done.records.display(),
+        done.summary.display()
     );
-    Ok(code)
-}
-
-fn spec_units(spec: &skillshift_coordinator::planner::SweepSpec) -> usize {
-    skillshift_coordinator::planner::plan(spec).map(|u| u.len()).unwrap_or(0)
-}
-
-fn rand_token() -> u128 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    let a = h.finish() as u128;
-    let mut h2 = std::collections::hash_map::RandomState::new().build_hasher();
-    h2.write_u64(std::process::id() as u64);
-    a << 64 | h2.finish() as u128
+    Ok(if done.completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

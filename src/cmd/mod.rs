@@ -1,9 +1,16 @@
 //! One module per subcommand. Each has an `Args` (clap) and a
-//! `run(Args) -> anyhow::Result<ExitCode>`; an `Err` is printed as one line
-//! and exits 2.
+//! `run(Args) -> anyhow::Result<ExitCode>` that turns the flags into the
+//! libraries' settings and calls them; an `Err` is printed as one line and
+//! exits 2.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
 
 pub mod calibrate;
 pub mod compare;
+pub mod conn;
 pub mod coordinator;
 pub mod leaderboard;
 pub mod local;
@@ -13,3 +20,17 @@ pub mod sites;
 pub mod sweep;
 pub mod tasks;
 pub mod worker;
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+pub fn write_stdout(s: &str) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(s.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// One line on stdout, as [`write_stdout`] writes.
+pub fn print_line(line: &str) -> anyhow::Result<()> {
+    write_stdout(&format!("{line}\n")).map(|_| ())
+}

@@ -1,12 +1,13 @@
 //! `skillshift report FILE`: the Table 1 shape of one treatment's records
-//! (formats §5), as an aligned table, Markdown, JSON or a self-contained HTML page.
+//! (docs/formats.md#summary), as an aligned table, Markdown, JSON or a self-contained HTML page;
+//! with `--gates`, readiness under predeclared gates (docs/formats.md#gates).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use skillshift_common::report::{self, document};
+use skillshift_analysis::gates;
+use skillshift_analysis::report::{self, document};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
@@ -28,10 +29,18 @@ pub struct Args {
     /// Report even when a site's six cells hold different numbers of task families.
     #[arg(long)]
     pub allow_partial: bool,
+    /// Readiness gates (skillshift.gates/1): exit 0 all pass, 1 any fails, 2 some inconclusive.
+    #[arg(long, value_name = "GATES.json")]
+    pub gates: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let r = report::build(&args.file, args.treatment.as_deref(), args.allow_partial)?;
+    // A bad gates file is bad input before any record is read.
+    let gates = args.gates.as_deref().map(gates::load).transpose()?;
+    let mut r = report::build(&args.file, args.treatment.as_deref(), args.allow_partial)?;
+    if let Some(g) = &gates {
+        r.apply_gates(g);
+    }
     let out = match args.format {
         Format::Table => report::text::render(&document(&r)),
         Format::Markdown => report::markdown::render(&document(&r)),
@@ -45,14 +54,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             s
         }
     };
-    write_stdout(&out)
-}
-
-/// Write to stdout; a closed pipe (`| head`) is not an error.
-pub fn write_stdout(s: &str) -> anyhow::Result<ExitCode> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(s.as_bytes()).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    super::write_stdout(&out)?;
+    Ok(ExitCode::from(r.exit_code()))
 }

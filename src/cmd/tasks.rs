@@ -1,5 +1,5 @@
 //! `skillshift tasks generate | validate | list | show UID`: the task files
-//! of formats §2, their reference solutions and the example skill library.
+//! of docs/formats.md#task-files, their reference solutions and the example skill library.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,22 +1,20 @@
 //! `skillshift worker`: one worker connected to a coordinator. With
-//! `--simulate MS` it runs no browser (every site and version, fake attempts
-//! of about MS ms); otherwise attempts run in headless Chromium against the
-//! embedded fixture sites (`--embedded-sites`) or the sites of `--sites FILE`.
+//! `--simulate MS` it runs no browser (every site and version, made-up
+//! attempts of about MS ms); otherwise attempts run in headless Chromium
+//! against the embedded fixture sites or the sites of `--sites FILE`. The
+//! worker is built by `skillshift_experiment::workers`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use skillshift_worker::browser::BrowserConfig;
-use skillshift_worker::executor::Executor;
-use skillshift_worker::remote::{self, simulate::SimulatedExecutor, RemoteConfig};
-use skillshift_worker::run_executor::BrowserExecutor;
-use skillshift_worker::runloop::{RunContext, TaskSource};
-use skillshift_worker::sites::{Embedded, Remote, ResetPolicy, SiteManager};
+use skillshift_experiment::workers::{self, Runs, SiteChoice, WorkerPlan};
+use skillshift_tasks::TaskCenter;
+use skillshift_worker::remote::{self, RemoteConfig};
+use skillshift_worker::sites::ResetPolicy;
 
-use super::sweep::Connection;
+use super::conn::Connection;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -63,51 +61,46 @@ fn default_name() -> String {
     format!("{host}-{}", std::process::id())
 }
 
+impl Args {
+    fn plan(&self, name: String) -> anyhow::Result<WorkerPlan> {
+        let runs = match (&self.simulate, &self.sites, self.embedded_sites) {
+            (Some(ms), _, _) => Runs::Simulated(Duration::from_millis(*ms)),
+            (None, Some(path), _) => Runs::Browser(SiteChoice::File(path.clone())),
+            (None, None, true) => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
+            (None, None, false) => bail!("choose where attempts run: --embedded-sites, --sites FILE or --simulate MS"),
+        };
+        Ok(WorkerPlan { name, runs, slots: self.slots, browser_reuse: self.browser_reuse, data: self.data.clone() })
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let telemetry = args.telemetry.config("skillshift-worker")?;
-    if args.sites.is_none() && !args.embedded_sites && args.simulate.is_none() {
-        bail!("choose where attempts run: --embedded-sites, --sites FILE or --simulate MS");
-    }
     let name = args.name.clone().unwrap_or_else(default_name);
+    let plan = args.plan(name.clone())?;
     let outbox = args.outbox.clone().unwrap_or_else(|| PathBuf::from(".skillshift/outbox").join(&name));
-    let mut cfg = RemoteConfig::new(&args.conn.coordinator, &name, outbox);
-    cfg.token = args.conn.token.clone().filter(|t| !t.is_empty());
-    cfg.tls = args.conn.tls();
+    let conn = args.conn.settings();
+    let mut cfg = RemoteConfig::new(&conn.coordinator, &name, outbox);
+    cfg.token = conn.token.clone();
+    cfg.tls = conn.tls();
     cfg.drain_timeout = Duration::from_secs(args.drain_timeout);
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
         // Logs to stderr; spans over OTLP only when an endpoint is configured.
         let traces = skillshift_telemetry::init(&telemetry)?;
-        let cancel = super::sweep::cancel_on_signals();
+        let cancel = skillshift_experiment::signals::cancel_on_signals();
+        let tasks = TaskCenter::with_token("worker", cancel.clone());
         if let Some(addr) = args.metrics_addr {
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("--metrics-addr {addr}"))?;
             let exposition = skillshift_telemetry::metrics::WorkerMetrics::global_exposition();
-            tokio::spawn(skillshift_telemetry::metrics::serve(listener, exposition, cancel.clone().cancelled_owned()));
+            tasks.spawn("metrics", move |stop| {
+                skillshift_telemetry::metrics::serve(listener, exposition, stop.cancelled_owned())
+            });
         }
-        let (executor, browser): (Arc<dyn Executor>, Option<Arc<BrowserExecutor>>) = match args.simulate {
-            Some(ms) => (Arc::new(SimulatedExecutor::new(Duration::from_millis(ms), args.slots as usize)), None),
-            None => {
-                let sites: Arc<dyn SiteManager> = match &args.sites {
-                    Some(path) => Arc::new(Remote::load(path)?),
-                    None => Arc::new(Embedded::start(ResetPolicy::BeforeEach).await?),
-                };
-                let task_file = skillshift_common::task::task_file_path(
-                    &args.data,
-                    skillshift_common::Site::Gitlab,
-                    skillshift_common::Version::V1,
-                );
-                let tasks = if task_file.exists() { TaskSource::Dir(args.data.clone()) } else { TaskSource::Generated };
-                let ctx = RunContext::new(sites, tasks, name.clone());
-                let browser = BrowserConfig { reuse: args.browser_reuse, ..BrowserConfig::default() };
-                let ex = Arc::new(BrowserExecutor::new(ctx, browser, args.slots as usize));
-                (ex.clone() as Arc<dyn Executor>, Some(ex))
-            }
-        };
-        let summary = remote::run(cfg, executor, cancel).await?;
-        if let Some(b) = browser {
-            b.shutdown().await;
-        }
+        let worker = workers::build(&plan).await?;
+        let summary = remote::run(cfg, worker.executor.clone(), cancel).await?;
+        worker.shutdown().await;
+        tasks.shutdown(Duration::from_secs(5)).await;
         eprintln!(
             "worker stopped: {} attempts run, {} records still in the outbox",
             summary.attempts, summary.undelivered

@@ -23,7 +23,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use skillshift_common::{Outcome, Record, Site, Version};
-use skillshift_coordinator::engine::{Conn, ControlCmd, Effect, Engine, Input, Outbound, WorkerEvent};
+use skillshift_coordinator::engine::{
+    Conn, ControlCmd, Effect, Engine, Input, Outbound, RandomIds, SystemClock, WorkerEvent,
+};
 use skillshift_coordinator::planner::{SweepSpec, TreatmentSpec};
 use tokio::sync::{mpsc, oneshot};
 
@@ -33,7 +35,7 @@ const SLOTS: u32 = 4;
 /// Runs one full-grid sweep through a fresh engine; returns (attempts, time).
 fn one_sweep() -> (u64, Duration) {
     let t = Instant::now();
-    let mut e = Engine::new(Duration::from_secs(30));
+    let mut e = Engine::new(Duration::from_secs(30), SystemClock, RandomIds);
     let (tx, _rx_submit) = oneshot::channel();
     let spec = SweepSpec::full_grid(TreatmentSpec { name: "CONTROL".into(), skills: None });
     e.handle(Input::Control(ControlCmd::Submit(Box::new(spec), tx)), t);

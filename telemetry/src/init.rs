@@ -66,7 +66,8 @@ impl Guard {
         };
         // The SDK's shutdown blocks its caller while the export runs on this
         // runtime, so it goes to a blocking thread.
-        let flush = tokio::task::spawn_blocking(move || provider.shutdown_with_timeout(deadline));
+        let flush = skillshift_tasks::TaskCenter::new("telemetry")
+            .spawn_blocking("flush-spans", move || provider.shutdown_with_timeout(deadline));
         match tokio::time::timeout(deadline + Duration::from_millis(250), flush).await {
             Ok(Ok(Ok(()))) => Ok(()),
             Ok(Ok(Err(e))) => Err(TelemetryError::Shutdown(e.to_string())),

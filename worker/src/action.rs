@@ -1,5 +1,5 @@
-//! WebArena's action syntax (formats §10): parsing an agent's text into an
-//! [`Action`] and printing it back.
+//! WebArena's action syntax (`docs/formats.md`, agent protocol): parsing an
+//! agent's text into an [`Action`] and printing it back.
 
 use std::fmt;
 

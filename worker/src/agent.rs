@@ -2,7 +2,7 @@
 //!
 //! Implementations: `skills` (deterministic, calls the library's skills),
 //! `reference` (ReAct over an OpenAI-compatible chat API) and `cmd:<command>`
-//! (an external process speaking formats §10 over stdio).
+//! (an external process speaking the agent protocol of `docs/formats.md` over stdio).
 
 use std::collections::BTreeMap;
 
@@ -46,7 +46,7 @@ pub enum Move {
     Skill { name: String, args: BTreeMap<String, String> },
 }
 
-/// A skill the agent ran by itself and reports (formats §10 `skill_report`).
+/// A skill the agent ran by itself and reports (`skill_report`, `docs/formats.md`, agent protocol).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkillReport {
     pub name: String,

@@ -7,10 +7,16 @@
 //! * [`skill_runtime`] and [`recorder`]: skills on role-and-name locators, and their counts.
 //! * [`perturb`]: the perception and execution shifts, injected into every page.
 //! * [`scorer`]: WebArena's evaluators at the end of an attempt.
-//! * [`sites`]: the site manager (embedded fixtures, env-ctrl containers, external URLs).
-//! * [`runloop`]: reset, login, observe/act, score, record; [`run_executor`] wraps it as an [`executor::Executor`].
+//! * [`sites`]: the site manager seam and its URL backends (env-ctrl containers, external URLs); the
+//!   embedded fixture sites are assembled elsewhere (`skillshift_experiment::embedded`).
+//! * [`runloop`]: reset, login, observe/act, score, record.
+//! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
+//!   one, [`runloop`] behind a pool of browsers.
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
-//! * [`remote`]: the coordinator client loop, the outbox and the simulated executor.
+//! * [`remote`]: the coordinator client loop, its wire edge, the outbox and the simulated executor.
+//!
+//! Every task this crate spawns belongs to a `skillshift_tasks::TaskCenter`.
+
 pub mod action;
 pub mod actions;
 pub mod agent;

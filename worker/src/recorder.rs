@@ -1,8 +1,8 @@
 //! The skill recorder: counts an attempt's skill invocations and failures
-//! (ASC and SFR come from these counts, seed 000).
+//! (ASC and SFR come from these counts; `docs/design.md`).
 //!
 //! Skills the harness executed and skills an external agent ran itself and
-//! reported (`skill_report`, formats §10) count the same way. When the attempt
+//! reported (`skill_report`, `docs/formats.md`, agent protocol) count the same way. When the attempt
 //! has no skill library and nothing was reported, the counts are `null`, not 0:
 //! ASC and SFR do not apply to a method without executable skills.
 

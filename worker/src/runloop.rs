@@ -1,15 +1,17 @@
 //! One attempt, start to record: reset the site (per policy), take a clean
 //! browser (a kept one in a fresh tab, or a new one), log in, install the
 //! condition's perturbations, go to the start URL, then observe and act up to
-//! `max_steps`, score with the task's evaluators and write the formats §3
-//! record.
+//! `max_steps`, score with the task's evaluators and write the record
+//! (`docs/formats.md`, records), its identity stamped from the spec by
+//! [`Record::for_attempt`].
 //!
-//! Faults never escape: the wall-clock ceiling (`task_timeout`, enforced by a
+//! Faults never escape: each ends the attempt as `error` with an
+//! [`ErrorReason`]. The wall-clock ceiling (`task_timeout`, enforced by a
 //! tokio timeout around everything, so a browser that never answers cannot
-//! hold the attempt) gives `error` / `task_timeout`; a lost browser gives
-//! `error` / `browser` and the slot's chromedriver is restarted so the next
-//! attempt works; a failed reset `site_reset`; a failed login `site_login`; an
-//! agent fault `agent`; an undecidable evaluator `evaluator`.
+//! hold the attempt) gives `task_timeout`; a lost browser gives `browser` and
+//! the slot's chromedriver is restarted so the next attempt works; a failed
+//! reset `site_reset`; a failed login `site_login`; an agent fault `agent`; an
+//! undecidable evaluator `evaluator`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use skillshift_common::evaluate::Verdict;
 use skillshift_common::task::Task;
-use skillshift_common::{AttemptSpec, Outcome, Record, Site, Version};
+use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use skillshift_telemetry::metrics::WorkerMetrics;
 use skillshift_telemetry::spans;
 use tokio_util::sync::CancellationToken;
@@ -32,16 +34,29 @@ use crate::browser::{BrowserError, Driver, Session};
 use crate::perturb::{Perturbation, Profile};
 use crate::recorder::{Recorder, SkillEvent};
 use crate::scorer;
-use crate::sites::{self, SiteManager};
+use crate::sites::SiteManager;
 use crate::skill_runtime::{run_skill, run_steps, Placeholders};
 
 /// Where task definitions come from.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum TaskSource {
     /// `data/tasks/<site>.<version>.json` under this directory.
     Dir(PathBuf),
-    /// The fixture sites' generated tasks, in memory.
-    Generated,
+    /// Tasks in memory, by site-version, from whoever assembles the worker (the
+    /// embedded fixture sites' generated tasks, for one).
+    Given(TaskFn),
+}
+
+/// The tasks of a site-version, in task-id order.
+pub type TaskFn = Arc<dyn Fn(Site, Version) -> Vec<Task> + Send + Sync>;
+
+impl std::fmt::Debug for TaskSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskSource::Dir(dir) => f.debug_tuple("Dir").field(dir).finish(),
+            TaskSource::Given(_) => f.write_str("Given(..)"),
+        }
+    }
 }
 
 /// Loaded task files, by site-version.
@@ -82,9 +97,7 @@ impl RunContext {
                         let path = skillshift_common::task::task_file_path(dir, site, version);
                         skillshift_common::task::load_task_file(&path, site).map_err(|e| e.to_string())?
                     }
-                    TaskSource::Generated => {
-                        skillshift_sites::tasks(site, version).into_iter().map(|g| g.task).collect()
-                    }
+                    TaskSource::Given(tasks) => tasks(site, version),
                 };
                 let arc = Arc::new(loaded);
                 if let Ok(mut c) = self.cache.lock() {
@@ -161,15 +174,20 @@ impl Progress {
 enum End {
     Scored { success: bool },
     Timeout,
-    Error { reason: &'static str, message: String },
+    Error { reason: ErrorReason, message: String },
 }
 
-fn err(reason: &'static str, message: impl Into<String>) -> End {
+fn err(reason: ErrorReason, message: impl Into<String>) -> End {
     End::Error { reason, message: message.into() }
 }
 
 fn browser_end(e: BrowserError) -> End {
-    err("browser", e.to_string())
+    err(ErrorReason::Browser, e.to_string())
+}
+
+/// Whether an attempt that ended this way may have left its browser session wedged.
+fn wedges_the_browser(reason: ErrorReason) -> bool {
+    matches!(reason, ErrorReason::TaskTimeout | ErrorReason::Browser | ErrorReason::Cancelled)
 }
 
 /// Runs one attempt to its record.
@@ -197,20 +215,20 @@ pub async fn run_attempt(
     let end = {
         let body = attempt_body(ctx, driver, spec, make_agent, &mut progress).instrument(run_span.clone());
         tokio::select! {
-            r = tokio::time::timeout(limit, body) => r.unwrap_or_else(|_| err("task_timeout", format!("the attempt exceeded its {} ms ceiling", limit.as_millis()))),
-            _ = cancel.cancelled() => err("cancelled", "the attempt was cancelled"),
+            r = tokio::time::timeout(limit, body) => r.unwrap_or_else(|_| err(ErrorReason::TaskTimeout, format!("the attempt exceeded its {} ms ceiling", limit.as_millis()))),
+            _ = cancel.cancelled() => err(ErrorReason::Cancelled, "the attempt was cancelled"),
         }
     };
     if let End::Error { reason, message } = &end {
         progress.emit(Event::Note(format!("error ({reason}): {message}")));
-        if matches!(*reason, "task_timeout" | "browser" | "cancelled") {
+        if wedges_the_browser(*reason) {
             // The session may be wedged: restart chromedriver (and its browsers) for the next attempt.
             driver.shutdown().await;
             WorkerMetrics::global().browser_restarted();
         }
     }
     let finished = chrono::Utc::now();
-    let mut r = Record::new(spec.uid, spec.condition);
+    let mut r = Record::for_attempt(spec);
     let (calls, failures) = progress.recorder.counts();
     r.steps = Some(progress.steps);
     r.skill_calls = calls;
@@ -227,14 +245,9 @@ pub async fn run_attempt(
         End::Error { reason, .. } => {
             r.success = None;
             r.outcome = Some(Outcome::Error);
-            r.error = Some(reason.to_string());
+            r.error = Some(reason.as_str().to_string());
         }
     }
-    r.treatment = Some(spec.treatment.clone());
-    r.rep = Some(spec.rep);
-    r.attempt = Some(spec.attempt);
-    r.sweep = Some(spec.sweep.clone());
-    r.config_digest = spec.config_digest.clone();
     r.duration_ms = Some(clock.elapsed().as_millis() as u64);
     r.started_at = Some(started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     r.finished_at = Some(finished.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
@@ -271,17 +284,17 @@ async fn attempt_body(
     let uid = spec.uid;
     if uid.version != spec.condition.version() {
         return err(
-            "spec",
+            ErrorReason::Spec,
             format!("{uid} does not run under {} (a {} condition)", spec.condition, spec.condition.version()),
         );
     }
     let task = match ctx.task(uid.site, uid.version, uid.task_id) {
         Ok(t) => t,
-        Err(e) => return err("task", e),
+        Err(e) => return err(ErrorReason::Task, e),
     };
     let endpoint = match ctx.sites.endpoint(uid.site, uid.version) {
         Ok(e) => e,
-        Err(e) => return err("site", e.to_string()),
+        Err(e) => return err(ErrorReason::Site, e.to_string()),
     };
     p.images.insert(endpoint.image.clone(), endpoint.digest.clone().unwrap_or_else(|| "unknown".into()));
     let ph = Placeholders(vec![
@@ -291,19 +304,19 @@ async fn attempt_body(
 
     // Reset per policy.
     let sites = ctx.sites.as_ref();
-    if sites::needs_reset(sites, uid.site, uid.version) {
+    if sites.needs_reset(uid.site, uid.version) {
         let span = spans::reset(uid.site.as_str(), uid.version.as_str());
         if let Err(e) = sites.reset(uid.site, uid.version).instrument(span.clone()).await {
             spans::record_error(&span, &e.to_string());
-            return err("site_reset", e.to_string());
+            return err(ErrorReason::SiteReset, e.to_string());
         }
-        sites::mark(sites, uid.site, uid.version, false);
+        sites.mark_clean(uid.site, uid.version);
         p.emit(Event::Note(format!("reset {}", endpoint.image)));
     }
 
     match make_agent(&task) {
         Ok(a) => p.agent = Some(a),
-        Err(e) => return err("agent", e.to_string()),
+        Err(e) => return err(ErrorReason::Agent, e.to_string()),
     }
 
     let session = match driver.checkout().await {
@@ -313,7 +326,7 @@ async fn attempt_body(
     let end = drive(ctx, &session, spec, &task, &ph, p).await;
     match &end {
         // A browser that failed is not handed to the next attempt.
-        End::Error { reason: "browser", .. } => session.close().await,
+        End::Error { reason: ErrorReason::Browser, .. } => session.close().await,
         _ => driver.checkin(session).await,
     }
     end
@@ -341,7 +354,7 @@ async fn drive(
     let profile = match &spec.perturbation_profile {
         Some(v) => match Profile::from_value(v, "the attempt's perturbation profile") {
             Ok(p) => p,
-            Err(e) => return err("spec", e.to_string()),
+            Err(e) => return err(ErrorReason::Spec, e.to_string()),
         },
         None => ctx.profile.clone(),
     };
@@ -352,13 +365,13 @@ async fn drive(
     };
     let start_url = ph.apply(&task.start_url);
     if let Err(e) = session.goto(&start_url).await {
-        return if e.is_fatal() { browser_end(e) } else { err("site", e.to_string()) };
+        return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
     }
     if task.require_reset {
-        sites::mark(sites, uid.site, uid.version, true);
+        sites.mark_dirty(uid.site, uid.version);
     }
 
-    let Some(agent) = p.agent.as_mut() else { return err("agent", "no agent") };
+    let Some(agent) = p.agent.as_mut() else { return err(ErrorReason::Agent, "no agent") };
     let brief = TaskBrief {
         uid: uid.to_string(),
         intent: task.intent.clone(),
@@ -381,7 +394,7 @@ async fn drive(
             .unwrap_or_default(),
     };
     if let Err(e) = agent.start(brief).await {
-        return err("agent", e.to_string());
+        return err(ErrorReason::Agent, e.to_string());
     }
 
     let mut last_error: Option<String> = None;
@@ -408,10 +421,10 @@ async fn drive(
             axtree: snap.text.clone(),
             last_action_error: last_error.take(),
         };
-        let Some(agent) = p.agent.as_mut() else { return err("agent", "no agent") };
+        let Some(agent) = p.agent.as_mut() else { return err(ErrorReason::Agent, "no agent") };
         let reply = match agent.next(obs).instrument(step_span.clone()).await {
             Ok(r) => r,
-            Err(e) => return err("agent", e.to_string()),
+            Err(e) => return err(ErrorReason::Agent, e.to_string()),
         };
         p.steps = step + 1;
         WorkerMetrics::global().step();
@@ -527,7 +540,7 @@ async fn drive(
     match score.verdict {
         Verdict::Pass => End::Scored { success: true },
         Verdict::Fail => End::Scored { success: false },
-        Verdict::Invalid(m) => err("evaluator", m),
+        Verdict::Invalid(m) => err(ErrorReason::Evaluator, m),
     }
 }
 
@@ -553,12 +566,12 @@ async fn login(
             return None;
         }
         Ok(None) => {}
-        Err(e) => return Some(err("site_login", e.to_string())),
+        Err(e) => return Some(err(ErrorReason::SiteLogin, e.to_string())),
     }
     let steps = sites.login_steps(site, version);
     match run_steps(session, &steps, ph).await {
         Ok(o) if o.ok => None,
-        Ok(o) => Some(err("site_login", o.error.unwrap_or_else(|| "login failed".into()))),
+        Ok(o) => Some(err(ErrorReason::SiteLogin, o.error.unwrap_or_else(|| "login failed".into()))),
         Err(e) => Some(browser_end(e)),
     }
 }
@@ -574,6 +587,156 @@ async fn save_screenshot(session: &Session, dir: &std::path::Path, spec: &Attemp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::browser::BrowserConfig;
+    use crate::sites::{DirtySites, Endpoint, ResetPolicy, SiteError};
+    use futures::future::BoxFuture;
+    use skillshift_common::skills::Step;
+    use skillshift_common::task::{Eval, EvalType};
+    use skillshift_common::{Condition, Uid};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// gitlab v1 at an address nothing listens on; resets fail when asked to.
+    struct FakeSites {
+        policy: ResetPolicy,
+        reset_fails: bool,
+        resets: AtomicU32,
+        dirty: DirtySites,
+    }
+
+    impl FakeSites {
+        fn new(policy: ResetPolicy, reset_fails: bool) -> FakeSites {
+            FakeSites { policy, reset_fails, resets: AtomicU32::new(0), dirty: DirtySites::new() }
+        }
+    }
+
+    impl SiteManager for FakeSites {
+        fn hosts(&self) -> Vec<(Site, Version)> {
+            vec![(Site::Gitlab, Version::V1)]
+        }
+        fn endpoint(&self, site: Site, version: Version) -> Result<Endpoint, SiteError> {
+            Ok(Endpoint { base_url: "http://127.0.0.1:9".into(), image: site.image(version), digest: None })
+        }
+        fn reset(&self, site: Site, version: Version) -> BoxFuture<'_, Result<(), SiteError>> {
+            self.resets.fetch_add(1, Ordering::SeqCst);
+            let fails = self.reset_fails;
+            Box::pin(async move {
+                if fails {
+                    return Err(SiteError::Reset { image: site.image(version), message: "refused".into() });
+                }
+                Ok(())
+            })
+        }
+        fn login_steps(&self, _site: Site, _version: Version) -> Vec<Step> {
+            Vec::new()
+        }
+        fn policy(&self) -> ResetPolicy {
+            self.policy
+        }
+        fn needs_reset(&self, site: Site, version: Version) -> bool {
+            self.dirty.needs_reset(self.policy, site, version)
+        }
+        fn mark_dirty(&self, site: Site, version: Version) {
+            self.dirty.mark_dirty(site, version);
+        }
+        fn mark_clean(&self, site: Site, version: Version) {
+            self.dirty.mark_clean(site, version);
+        }
+    }
+
+    fn task(task_id: u32) -> Task {
+        Task {
+            task_id,
+            sites: vec![Site::Gitlab.into()],
+            require_login: false,
+            storage_state: None,
+            start_url: "__GITLAB__/".into(),
+            geolocation: None,
+            intent_template: "Say hi".into(),
+            instantiation_dict: BTreeMap::new(),
+            intent: "Say hi".into(),
+            intent_template_id: 0,
+            require_reset: false,
+            eval: Eval {
+                eval_types: vec![EvalType::UrlMatch],
+                reference_answers: None,
+                reference_url: None,
+                program_html: vec![],
+                ..Eval::default()
+            },
+            string_note: None,
+        }
+    }
+
+    fn spec(uid: Uid, condition: Condition) -> AttemptSpec {
+        AttemptSpec {
+            sweep: "sw".into(),
+            treatment: "T".into(),
+            uid,
+            condition,
+            rep: 2,
+            attempt: 1,
+            seed: 3,
+            max_steps: 5,
+            task_timeout_ms: 10_000,
+            agent: "skills".into(),
+            model: None,
+            skills: None,
+            perturbation_profile: None,
+            config_digest: Some("sha256:cfg".into()),
+            traceparent: None,
+        }
+    }
+
+    fn no_agent() -> AgentFactory {
+        Box::new(|_| Err(AgentError::Process("no agent in this test".into())))
+    }
+
+    /// Runs an attempt that ends before it needs a browser.
+    async fn attempt(sites: Arc<FakeSites>, spec: &AttemptSpec) -> Record {
+        let given: TaskFn = Arc::new(|_, _| vec![task(0)]);
+        let ctx = RunContext::new(sites, TaskSource::Given(given), "w-test");
+        let driver = Driver::new(BrowserConfig::default());
+        run_attempt(&ctx, &driver, spec, no_agent(), None, CancellationToken::new()).await
+    }
+
+    fn check_error(r: &Record, spec: &AttemptSpec, reason: ErrorReason) {
+        assert_eq!(r.identity_mismatch(spec), None, "identity stamped from the spec: {r:?}");
+        assert_eq!((r.outcome, r.success), (Some(Outcome::Error), None));
+        assert_eq!(ErrorReason::of(r), Some(reason), "{r:?}");
+        assert_eq!(r.error.as_deref(), Some(reason.as_str()));
+        assert_eq!(r.worker.as_deref(), Some("w-test"));
+    }
+
+    #[tokio::test]
+    async fn faults_before_the_browser_are_error_records_with_their_reason_and_the_spec_identity() {
+        let gitlab = |id| Uid::new(Site::Gitlab, Version::V1, id);
+        let sites = Arc::new(FakeSites::new(ResetPolicy::Never, false));
+
+        let wrong_version = spec(gitlab(0), Condition::TgtExec);
+        check_error(&attempt(sites.clone(), &wrong_version).await, &wrong_version, ErrorReason::Spec);
+
+        let no_such_task = spec(gitlab(7), Condition::Src);
+        check_error(&attempt(sites.clone(), &no_such_task).await, &no_such_task, ErrorReason::Task);
+
+        let ok = spec(gitlab(0), Condition::Src);
+        check_error(&attempt(sites.clone(), &ok).await, &ok, ErrorReason::Agent);
+        assert_eq!(sites.resets.load(Ordering::SeqCst), 0, "policy never: no reset");
+
+        let failing = Arc::new(FakeSites::new(ResetPolicy::BeforeEach, true));
+        check_error(&attempt(failing.clone(), &ok).await, &ok, ErrorReason::SiteReset);
+        assert_eq!(failing.resets.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn after_mutation_resets_a_dirty_site_once_and_marks_it_clean() {
+        let sites = Arc::new(FakeSites::new(ResetPolicy::AfterMutation, false));
+        sites.mark_dirty(Site::Gitlab, Version::V1);
+        let s = spec(Uid::new(Site::Gitlab, Version::V1, 0), Condition::Src);
+        check_error(&attempt(sites.clone(), &s).await, &s, ErrorReason::Agent);
+        assert!(!sites.needs_reset(Site::Gitlab, Version::V1), "the reset cleaned it");
+        check_error(&attempt(sites.clone(), &s).await, &s, ErrorReason::Agent);
+        assert_eq!(sites.resets.load(Ordering::SeqCst), 1, "a clean site is not reset again");
+    }
 
     #[test]
     fn trace_ids_come_from_traceparent() {

@@ -1,4 +1,4 @@
-//! WebArena's evaluators (formats §2), run once at the end of an attempt.
+//! WebArena's evaluators (`docs/formats.md`, task files), run once at the end of an attempt.
 //!
 //! The rules are `skillshift_common::evaluate` (shared with the fixture sites'
 //! HTTP-level checker); this module is the browser's side of them

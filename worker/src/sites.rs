@@ -1,14 +1,19 @@
 //! The site manager: where each (site, version) lives, how it is reset and how
 //! a fresh browser logs in to it.
 //!
-//! Three backends behind one trait:
-//! * [`Embedded`]: the fixture sites (`skillshift_sites::serve_all`) in-process on loopback ports.
+//! The [`SiteManager`] trait is the seam; the backends here reach sites by URL:
 //! * [`EnvCtrl`]: WebArena-Verified-style containers reached by URL, reset with
 //!   `POST <base><control_path>/reset` and described by `GET <base><control_path>/status`.
 //! * [`External`]: base URLs plus a reset command run with `sh -c`.
 //!
+//! The embedded fixture sites, served in-process, are a backend of the
+//! experiment crate (`skillshift_experiment::embedded`), so this library does
+//! not depend on the fixture sites.
+//!
 //! [`ResetPolicy`] decides when the run loop resets: before each attempt, only
-//! after an attempt that changed state (`require_reset` tasks), or never.
+//! after an attempt that changed state (`require_reset` tasks), or never. Each
+//! backend keeps the set of sites that may have changed in a [`DirtySites`] of
+//! its own and answers [`SiteManager::needs_reset`] from it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -81,91 +86,47 @@ pub trait SiteManager: Send + Sync + 'static {
     fn login_cookies(&self, _site: Site, _version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
         Box::pin(async { Ok(None) })
     }
-    /// Marks whether the site's state may have changed since its last reset.
-    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>>;
+    /// Whether to reset before an attempt, given the policy and the site's state.
+    fn needs_reset(&self, site: Site, version: Version) -> bool;
+    /// Records that an attempt may have changed the site's state.
+    fn mark_dirty(&self, site: Site, version: Version);
+    /// Records that a reset cleaned the site.
+    fn mark_clean(&self, site: Site, version: Version);
 }
 
-/// Whether to reset before an attempt, given the policy and the site's state.
-pub fn needs_reset(m: &dyn SiteManager, site: Site, version: Version) -> bool {
-    match m.policy() {
-        ResetPolicy::BeforeEach => true,
-        ResetPolicy::Never => false,
-        // A poisoned lock only means another attempt panicked mid-update; reset to be safe.
-        ResetPolicy::AfterMutation => m.dirty().lock().map(|d| d.contains(&(site, version))).unwrap_or(true),
-    }
-}
-
-/// Records that an attempt ran (mutating or not) or that a reset cleaned the site.
-pub fn mark(m: &dyn SiteManager, site: Site, version: Version, dirty: bool) {
-    if let Ok(mut d) = m.dirty().lock() {
-        if dirty {
-            d.insert((site, version));
-        } else {
-            d.remove(&(site, version));
-        }
-    }
-}
-
-/// The fixture sites, served in-process.
-pub struct Embedded {
-    handles: Vec<skillshift_sites::SiteHandle>,
-    policy: ResetPolicy,
+/// The sites whose state may have changed since their last reset: the
+/// bookkeeping behind [`SiteManager::needs_reset`], owned by each backend.
+#[derive(Debug, Default)]
+pub struct DirtySites {
+    // A std mutex: held only to test, insert or remove one key, never across an await.
     dirty: Mutex<HashSet<(Site, Version)>>,
 }
 
-impl Embedded {
-    /// Serves all six site-versions on free loopback ports.
-    pub async fn start(policy: ResetPolicy) -> Result<Embedded, SiteError> {
-        let handles = skillshift_sites::serve_all("127.0.0.1", 0).await.map_err(|e| SiteError::Serve(e.to_string()))?;
-        Ok(Embedded { handles, policy, dirty: Mutex::new(HashSet::new()) })
+impl DirtySites {
+    pub fn new() -> Self {
+        DirtySites::default()
     }
 
-    fn handle(&self, site: Site, version: Version) -> Result<&skillshift_sites::SiteHandle, SiteError> {
-        self.handles
-            .iter()
-            .find(|h| h.site == site && h.version == version)
-            .ok_or_else(|| SiteError::NotHosted { image: site.image(version) })
-    }
-}
-
-impl SiteManager for Embedded {
-    fn hosts(&self) -> Vec<(Site, Version)> {
-        self.handles.iter().map(|h| (h.site, h.version)).collect()
+    /// Whether `policy` resets the site before the next attempt.
+    pub fn needs_reset(&self, policy: ResetPolicy, site: Site, version: Version) -> bool {
+        match policy {
+            ResetPolicy::BeforeEach => true,
+            ResetPolicy::Never => false,
+            // A poisoned lock only means another attempt panicked mid-update; reset to be safe.
+            ResetPolicy::AfterMutation => self.dirty.lock().map(|d| d.contains(&(site, version))).unwrap_or(true),
+        }
     }
 
-    fn endpoint(&self, site: Site, version: Version) -> Result<Endpoint, SiteError> {
-        let h = self.handle(site, version)?;
-        Ok(Endpoint { base_url: h.base_url.clone(), image: h.image(), digest: Some(h.digest.clone()) })
+    pub fn mark_dirty(&self, site: Site, version: Version) {
+        if let Ok(mut d) = self.dirty.lock() {
+            d.insert((site, version));
+        }
     }
 
-    fn reset(&self, site: Site, version: Version) -> BoxFuture<'_, Result<(), SiteError>> {
-        Box::pin(async move {
-            self.handle(site, version)?.reset();
-            Ok(())
-        })
-    }
-
-    fn login_steps(&self, site: Site, version: Version) -> Vec<Step> {
-        skillshift_sites::app(site, version).login_steps()
-    }
-
-    /// Signs in over the site's own handlers in-process (the login steps, run
-    /// by the sites crate's HTTP-level browser), so an attempt starts with a
-    /// session cookie instead of loading and submitting the sign-in page.
-    fn login_cookies(&self, site: Site, version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
-        Box::pin(async move {
-            let h = self.handle(site, version)?;
-            let cookies = h.login_cookies().await.map_err(|message| SiteError::Login { image: h.image(), message })?;
-            Ok(Some(cookies))
-        })
-    }
-
-    fn policy(&self) -> ResetPolicy {
-        self.policy
-    }
-
-    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>> {
-        &self.dirty
+    pub fn mark_clean(&self, site: Site, version: Version) {
+        if let Ok(mut d) = self.dirty.lock() {
+            d.remove(&(site, version));
+        }
     }
 }
 
@@ -217,7 +178,7 @@ pub struct Remote {
     cfg: SitesConfig,
     entries: BTreeMap<(Site, Version), SiteEntry>,
     http: reqwest::Client,
-    dirty: Mutex<HashSet<(Site, Version)>>,
+    dirty: DirtySites,
 }
 
 /// The env-ctrl backend is a [`Remote`] with `backend: "env-ctrl"`.
@@ -254,7 +215,7 @@ impl Remote {
             .timeout(Duration::from_secs(cfg.reset_timeout_s))
             .build()
             .map_err(|e| format!("http client: {e}"))?;
-        Ok(Remote { cfg, entries, http, dirty: Mutex::new(HashSet::new()) })
+        Ok(Remote { cfg, entries, http, dirty: DirtySites::new() })
     }
 
     fn entry(&self, site: Site, version: Version) -> Result<&SiteEntry, SiteError> {
@@ -328,8 +289,16 @@ impl SiteManager for Remote {
         self.cfg.reset_policy
     }
 
-    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>> {
-        &self.dirty
+    fn needs_reset(&self, site: Site, version: Version) -> bool {
+        self.dirty.needs_reset(self.cfg.reset_policy, site, version)
+    }
+
+    fn mark_dirty(&self, site: Site, version: Version) {
+        self.dirty.mark_dirty(site, version);
+    }
+
+    fn mark_clean(&self, site: Site, version: Version) {
+        self.dirty.mark_clean(site, version);
     }
 }
 
@@ -354,7 +323,7 @@ mod tests {
         let r = Remote::new(ok).unwrap();
         assert_eq!(r.hosts(), vec![(Site::Magento, Version::V2)]);
         assert_eq!(r.endpoint(Site::Magento, Version::V2).unwrap().base_url, "http://h:1");
-        assert!(needs_reset(&r, Site::Magento, Version::V2));
+        assert!(r.needs_reset(Site::Magento, Version::V2));
     }
 
     #[tokio::test]
@@ -375,8 +344,10 @@ mod tests {
         .unwrap();
         assert!(failing.reset(Site::Wordpress, Version::V1).await.unwrap_err().to_string().contains("exit"));
         // Policy bookkeeping.
-        assert!(!needs_reset(&r, Site::Wordpress, Version::V1));
-        mark(&r, Site::Wordpress, Version::V1, true);
-        assert!(needs_reset(&r, Site::Wordpress, Version::V1));
+        assert!(!r.needs_reset(Site::Wordpress, Version::V1));
+        r.mark_dirty(Site::Wordpress, Version::V1);
+        assert!(r.needs_reset(Site::Wordpress, Version::V1));
+        r.mark_clean(Site::Wordpress, Version::V1);
+        assert!(!r.needs_reset(Site::Wordpress, Version::V1));
     }
 }

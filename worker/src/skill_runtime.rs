@@ -1,4 +1,4 @@
-//! Executing formats §9 steps on the live page: skills (one agent step each),
+//! Executing skill steps (`docs/formats.md`, skills) on the live page: skills (one agent step each),
 //! site logins and reference solutions.
 //!
 //! A target is resolved on Chrome's accessibility tree as it is now: the
@@ -6,7 +6,7 @@
 //! equals the target's (whitespace collapsed, case folded). No match, or several without
 //! `nth`, fails the step; so does an action the page refuses (a covered
 //! element, a field that is not editable, a missing option) and a navigation
-//! that fails. Any failed step fails the whole run of steps, as seed 000 says:
+//! that fails. Any failed step fails the whole run of steps (`docs/design.md`):
 //! a skill whose steps are right but cannot be realized has failed.
 
 use std::collections::BTreeMap;

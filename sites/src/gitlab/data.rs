@@ -3,7 +3,7 @@
 //! xorshift so every build of every version renders the same data. Both
 //! versions share this seed; only the pages differ.
 
-use crate::html::Rng;
+use crate::kit::rng::Rng;
 
 pub const SEED: u64 = 0x5EED_617A_B001;
 /// The signed-in user of every task.
@@ -256,7 +256,7 @@ fn date(rng: &mut Rng, year: usize) -> String {
 impl Seed {
     /// The instance every reset restores.
     pub fn generate() -> Seed {
-        let mut rng = Rng::new(SEED);
+        let mut rng = Rng::raw(SEED);
         let mut users = vec![User {
             username: ME.to_string(),
             name: "Byte Blaze".to_string(),

@@ -3,12 +3,13 @@
 //! a flat project sidebar; v2 (16.x) has no top bar and one super sidebar
 //! with "Create new...", "Search or go to…" (a dialog), a "Pinned" section
 //! and collapsible Manage / Plan / Code / Build / Analyze / Settings sections
-//! (shifts.md G1-G10).
+//! (shifts.md G1-G10). Also the numbered pager of GitLab's lists.
 
 use skillshift_common::Version;
 
 use super::data::{Project, ME};
-use crate::html::esc;
+use crate::kit::layout::{current, document};
+use crate::kit::text::esc;
 
 /// What the shell needs to render one page.
 pub struct Ctx<'a> {
@@ -151,9 +152,12 @@ pub fn shell(ctx: &Ctx<'_>, title: &str, body: &str) -> String {
         Version::V1 => (v1_topbar(ctx), v1_sidebar(ctx)),
         Version::V2 => (String::new(), v2_sidebar(ctx)),
     };
-    format!(
-        r#"<!doctype html><html lang="en" class="{version_class}"><head><meta charset="utf-8"><title>{}</title><style>{STYLE}</style><script src="/static/behaviors.js" defer></script></head><body class="{version_class}">{top}<div class="layout">{side}<main id="content-body">{flash}{body}</main></div></body></html>"#,
-        esc(&page_title)
+    document(
+        &format!(r#"lang="en" class="{version_class}""#),
+        &page_title,
+        &[STYLE],
+        version_class,
+        &format!(r#"{top}<div class="layout">{side}<main id="content-body">{flash}{body}</main></div>"#),
     )
 }
 
@@ -194,9 +198,9 @@ fn v1_topbar(ctx: &Ctx<'_>) -> String {
 }
 
 fn link(href: &str, name: &str, active: bool, count: Option<usize>) -> String {
-    let current = if active { r#" aria-current="page""# } else { "" };
+    let cur = current(active);
     let count = count.map(|c| format!(r#"<span class="count" aria-hidden="true">{c}</span>"#)).unwrap_or_default();
-    format!(r#"<li><a href="{}"{current}>{}{count}</a></li>"#, esc(href), esc(name))
+    format!(r#"<li><a href="{}"{cur}>{}{count}</a></li>"#, esc(href), esc(name))
 }
 
 fn open_counts(p: &Project) -> (usize, usize) {
@@ -209,7 +213,7 @@ fn v1_sidebar(ctx: &Ctx<'_>) -> String {
     let mut out = format!(
         r#"<aside class="sidebar"><nav aria-label="Project navigation"><ul><li class="group"><a href="/{}"{}>{}</a></li>"#,
         esc(&p.path),
-        if ctx.active == "overview" { r#" aria-current="page""# } else { "" },
+        current(ctx.active == "overview"),
         esc(&p.name)
     );
     for (group, head_key) in V1_GROUPS {
@@ -271,7 +275,7 @@ fn v2_sidebar(ctx: &Ctx<'_>) -> String {
             out.push_str(&format!(
                 r#"<ul><li class="group"><a href="/{}"{}>{}</a></li></ul>"#,
                 esc(&p.path),
-                if ctx.active == "overview" { r#" aria-current="page""# } else { "" },
+                current(ctx.active == "overview"),
                 esc(&p.name)
             ));
             out.push_str(r#"<button type="button" class="section-toggle" aria-expanded="true" aria-controls="section-pinned">Pinned</button><ul id="section-pinned">"#);
@@ -301,5 +305,32 @@ fn v2_sidebar(ctx: &Ctx<'_>) -> String {
     out.push_str(
         r#"</nav></aside><div role="dialog" aria-modal="true" id="search-dialog" aria-labelledby="search-dialog-title" hidden><h2 id="search-dialog-title">Search or go to…</h2><form role="search" action="/search" method="get"><input type="search" name="search" placeholder="Search GitLab" aria-label="Search GitLab"></form><p><button type="button" data-closes>Close</button></p></div>"#,
     );
+    out
+}
+
+/// A pagination `<nav>` linking `base` with `page=N` appended (base carries its other query).
+pub fn pager(base: &str, page: usize, pages: usize) -> String {
+    if pages <= 1 {
+        return String::new();
+    }
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let mut out = String::from(r#"<nav aria-label="Pagination" class="pagination"><ul>"#);
+    if page > 1 {
+        out.push_str(&format!(r#"<li><a href="{}{sep}page={}">Previous</a></li>"#, esc(base), page - 1));
+    }
+    for p in 1..=pages {
+        if p == page {
+            out.push_str(&format!(r#"<li><span aria-current="page">{p}</span></li>"#));
+        } else {
+            out.push_str(&format!(
+                r#"<li><a href="{}{sep}page={p}" aria-label="Go to page {p}">{p}</a></li>"#,
+                esc(base)
+            ));
+        }
+    }
+    if page < pages {
+        out.push_str(&format!(r#"<li><a href="{}{sep}page={}">Next</a></li>"#, esc(base), page + 1));
+    }
+    out.push_str("</ul></nav>");
     out
 }

@@ -22,27 +22,20 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
-use skillshift_common::skills::{Skill, Step, Target};
+use skillshift_common::skills::Step;
 use skillshift_common::Version;
 
 use self::data::{Seed, ME, PASSWORD};
 use self::layout::Ctx;
-use crate::html::{esc, field, page, parse_form, redirect, session_cookie, with_cookie};
-use crate::{App, GeneratedTask};
+use crate::kit::tasks::sign_in;
+use crate::kit::text::esc;
+use crate::kit::url::{field, parse_urlencoded};
+use crate::kit::web::{page, redirect, session_cookie, with_cookie};
+use crate::App;
 
 /// The application of `version`.
 pub fn app(version: Version) -> Arc<dyn App> {
     Arc::new(Gitlab::new(version))
-}
-
-/// The 162 tasks of `version` with their reference solutions.
-pub fn tasks(version: Version) -> Vec<GeneratedTask> {
-    tasks::generate(version)
-}
-
-/// One example skill per intent template, written against v1.
-pub fn skills() -> Vec<Skill> {
-    tasks::skills()
 }
 
 /// Mutable state: the data, sessions and pending flash messages.
@@ -100,8 +93,8 @@ impl Gitlab {
         body: Bytes,
     ) -> Response {
         let path = uri.path().to_string();
-        let query = parse_form(uri.query().unwrap_or(""));
-        let form = parse_form(&String::from_utf8_lossy(&body));
+        let query = parse_urlencoded(uri.query().unwrap_or(""));
+        let form = parse_urlencoded(&String::from_utf8_lossy(&body));
         let segments: Vec<String> =
             path.split('/').filter(|s| !s.is_empty()).map(skillshift_common::evaluate::percent_decode).collect();
         let mut world = app.world();
@@ -182,13 +175,7 @@ impl App for Gitlab {
 
 /// Logging in from a fresh browser (the same in both versions).
 pub fn login_steps() -> Vec<Step> {
-    let t = |role: &str, name: &str| Target { role: role.into(), name: name.into(), nth: None };
-    vec![
-        Step::Goto { url: "__GITLAB__/users/sign_in".into() },
-        Step::Fill { target: t("textbox", "Username or primary email"), text: ME.into() },
-        Step::Fill { target: t("textbox", "Password"), text: PASSWORD.into() },
-        Step::Click { target: t("button", "Sign in") },
-    ]
+    sign_in("__GITLAB__/users/sign_in", "Username or primary email", ME, PASSWORD, "Sign in")
 }
 
 /// Escaped display name of a username.

@@ -7,9 +7,13 @@ use axum::response::Response;
 use skillshift_common::Version;
 
 use super::data::{Project, ME};
+use super::layout::pager;
 use super::layout::{self, Ctx};
 use super::{who, work, Req, World};
-use crate::html::{esc, field, page, pager, paginate, redirect};
+use crate::kit::paging::paginate;
+use crate::kit::text::esc;
+use crate::kit::url::{encode_form, field};
+use crate::kit::web::{page, redirect};
 
 pub(super) const PER_PAGE: usize = 20;
 
@@ -149,7 +153,7 @@ fn dashboard_projects(world: &World, req: &Req<'_>, flash: Option<String>) -> Re
             p.stars
         ));
     }
-    let base = format!("/dashboard/projects?search={}", crate::html::enc(&search));
+    let base = format!("/dashboard/projects?search={}", encode_form(&search));
     let body = format!(
         r#"<h1>Projects</h1><form method="get" action="/dashboard/projects" class="filters"><label for="filter-projects">Filter by name</label><input type="search" id="filter-projects" name="search" value="{}"><button type="submit">Filter</button></form>
 <p>Projects: <output aria-label="Projects count">{}</output></p><table><thead><tr><th>Project</th><th>Description</th><th>Stars</th></tr></thead><tbody>{rows}</tbody></table>{}"#,

@@ -8,12 +8,14 @@
 
 use std::collections::BTreeMap;
 
-use skillshift_common::skills::{Skill, Step, Target};
+use skillshift_common::skills::{Skill, Step};
 use skillshift_common::task::{Eval, EvalType, ProgramHtml, ReferenceAnswers, RequiredContents, Task};
 use skillshift_common::{Site, Version};
 
 use super::data::{Project, Seed, ME, ROLES};
-use crate::html::{enc, Rng};
+use crate::kit::rng::Rng;
+use crate::kit::tasks::{click, fill, goto, read, select, tgt};
+use crate::kit::url::encode_form;
 use crate::GeneratedTask;
 
 const G: &str = "__GITLAB__";
@@ -74,25 +76,6 @@ const TEMPLATES: &[Template] = &[
     Template { id: 22, skill: "open_profile_settings", intent: "From the project {{project}}, open my profile settings", kind: Kind::Url, count: 5 },
 ];
 
-fn t(role: &str, name: &str) -> Target {
-    Target { role: role.into(), name: name.into(), nth: None }
-}
-fn goto(url: &str) -> Step {
-    Step::Goto { url: url.into() }
-}
-fn click(role: &str, name: &str) -> Step {
-    Step::Click { target: t(role, name) }
-}
-fn fill(role: &str, name: &str, text: &str) -> Step {
-    Step::Fill { target: t(role, name), text: text.into() }
-}
-fn select(name: &str, option: &str) -> Step {
-    Step::Select { target: t("combobox", name), option: option.into() }
-}
-fn read(role: &str, name: &str) -> Step {
-    Step::Read { target: t(role, name) }
-}
-
 const PROJECT: &str = "__GITLAB__/{{project}}";
 
 /// The steps of template `id` in `version`, with `{{param}}` placeholders.
@@ -111,7 +94,7 @@ fn steps(id: u32, version: Version) -> Vec<Step> {
             }
             s.extend([
                 fill("searchbox", "Search GitLab", "{{username}}"),
-                Step::Press { target: t("searchbox", "Search GitLab"), key: "Enter".into() },
+                Step::Press { target: tgt("searchbox", "Search GitLab"), key: "Enter".into() },
                 click("link", "{{name}}"),
                 read("definition", "Email"),
             ]);
@@ -238,7 +221,7 @@ fn steps(id: u32, version: Version) -> Vec<Step> {
             }
             s.extend([
                 fill("searchbox", "Search GitLab", "{{query}}"),
-                Step::Press { target: t("searchbox", "Search GitLab"), key: "Enter".into() },
+                Step::Press { target: tgt("searchbox", "Search GitLab"), key: "Enter".into() },
             ]);
         }
         22 => s.extend([goto(PROJECT), click("button", "User menu"), click("menuitem", "Edit profile")]),
@@ -523,7 +506,7 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                 .map(|(p, label)| Inst {
                     args: vec![("label", label.clone()), project_arg(p)],
                     start: G.into(),
-                    check: Check::Url(format!("{}/-/issues?state=opened&label_name={}", pu(p), enc(&label))),
+                    check: Check::Url(format!("{}/-/issues?state=opened&label_name={}", pu(p), encode_form(&label))),
                 })
                 .collect()
         }
@@ -541,7 +524,7 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
             .map(|q| Inst {
                 args: vec![("query", q.to_string())],
                 start: G.into(),
-                check: Check::Url(format!("{G}/search?search={}", enc(q))),
+                check: Check::Url(format!("{G}/search?search={}", encode_form(q))),
             })
             .collect(),
     }
@@ -576,7 +559,7 @@ fn eval_of(kind: Kind, check: &Check, version: Version) -> Eval {
 /// stride through the file (the calibration subset) meets many templates.
 fn instantiate() -> Vec<(&'static Template, Inst)> {
     let seed = Seed::generate();
-    let mut rng = Rng::new(super::data::SEED ^ 0x7A5C);
+    let mut rng = Rng::raw(super::data::SEED ^ 0x7A5C);
     let mut queues: Vec<std::collections::VecDeque<(&'static Template, Inst)>> =
         TEMPLATES.iter().map(|tpl| instances(&seed, tpl, &mut rng).into_iter().map(|i| (tpl, i)).collect()).collect();
     let mut out = Vec::new();

@@ -10,10 +10,15 @@ use axum::response::Response;
 use skillshift_common::Version;
 
 use super::data::{Comment, Issue, Label, MergeRequest, Milestone, Project, ME, ROLES};
+use super::layout::pager;
 use super::layout::{self, Ctx};
 use super::pages::PER_PAGE;
 use super::{who, Req, World};
-use crate::html::{enc, esc, field, page, pager, paginate, redirect};
+use crate::kit::layout::current;
+use crate::kit::paging::paginate;
+use crate::kit::text::esc;
+use crate::kit::url::{encode_form, field};
+use crate::kit::web::{page, redirect};
 
 pub(super) fn get(world: &World, req: &Req<'_>, flash: Option<String>, p: &Project, rest: &[&str]) -> Option<Response> {
     let (active, title, body) = match rest {
@@ -100,7 +105,13 @@ fn issues_list(world: &World, req: &Req<'_>, p: &Project) -> String {
     let mut label_opts = vec![(String::new(), "Any label".to_string())];
     label_opts.extend(p.labels.iter().map(|l| (l.name.clone(), l.name.clone())));
     let open = p.issues.iter().filter(|i| !i.closed).count();
-    let here = format!("{}/-/issues?state={}&search={}&label_name={}", base(p), enc(state), enc(&search), enc(&label));
+    let here = format!(
+        "{}/-/issues?state={}&search={}&label_name={}",
+        base(p),
+        encode_form(state),
+        encode_form(&search),
+        encode_form(&label)
+    );
     format!(
         r#"<h1>Issues</h1><p>Open: <output aria-label="Open issues">{open}</output> · Closed: <output aria-label="Closed issues">{}</output> · Matching: <output aria-label="Matching issues">{}</output></p>
 <p><a href="{}/-/issues/new" class="btn-confirm">New issue</a></p>
@@ -259,7 +270,7 @@ fn mr_list(world: &World, req: &Req<'_>, p: &Project) -> String {
     let tabs: String = [("opened", "Open"), ("merged", "Merged"), ("closed", "Closed"), ("all", "All")]
         .iter()
         .map(|(v, l)| {
-            let cur = if *v == state { r#" aria-current="page""# } else { "" };
+            let cur = current(*v == state);
             format!(r#"<a href="{}/-/merge_requests?state={v}"{cur}>{l}</a>"#, esc(&base(p)))
         })
         .collect();
@@ -271,7 +282,7 @@ fn mr_list(world: &World, req: &Req<'_>, p: &Project) -> String {
         b = esc(&base(p)),
         state = esc(state),
         search = esc(&search),
-        pager = pager(&format!("{}/-/merge_requests?state={}", base(p), enc(state)), req.page_number(), pages)
+        pager = pager(&format!("{}/-/merge_requests?state={}", base(p), encode_form(state)), req.page_number(), pages)
     )
 }
 
@@ -288,7 +299,7 @@ fn mr_page(world: &World, version: Version, p: &Project, m: &MergeRequest, tab: 
     ]
     .iter()
     .map(|(k, l, suffix)| {
-        let cur = if *k == tab { r#" aria-current="page""# } else { "" };
+        let cur = current(*k == tab);
         format!(r#"<a href="{}{suffix}"{cur}>{l}</a>"#, esc(&url))
     })
     .collect();
@@ -411,7 +422,7 @@ fn milestones_list(req: &Req<'_>, p: &Project) -> String {
     let tabs: String = [("opened", "Open"), ("closed", "Closed"), ("all", "All")]
         .iter()
         .map(|(v, l)| {
-            let cur = if *v == state { r#" aria-current="page""# } else { "" };
+            let cur = current(*v == state);
             format!(r#"<a href="{}/-/milestones?state={v}"{cur}>{l}</a>"#, esc(&base(p)))
         })
         .collect();
@@ -459,7 +470,7 @@ fn labels_list(req: &Req<'_>, p: &Project) -> String {
                 esc(&l.name),
                 esc(&l.description),
                 esc(&base(p)),
-                enc(&l.name),
+                encode_form(&l.name),
                 esc(&l.name)
             )
         })

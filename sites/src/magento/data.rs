@@ -3,7 +3,8 @@
 //! in-code PRNG so every build holds byte-identical data (about the size of
 //! a small real store: hundreds of each main type).
 
-use super::web::{date_of, slug, Rng};
+use crate::kit::rng::Rng;
+use crate::kit::text::{contains_ci, date_of, slug};
 
 pub const N_PRODUCTS: usize = 300;
 pub const N_CUSTOMERS: usize = 250;
@@ -259,10 +260,10 @@ fn categories() -> Vec<Category> {
 impl Store {
     /// The seeded store (the same on every call).
     pub fn seed() -> Store {
-        let mut rng = Rng::new(0x4d41_4745);
+        let mut rng = Rng::scrambled(0x4d41_4745);
         let mut combos: Vec<(usize, usize)> =
             (0..PREFIXES.len()).flat_map(|p| (0..TYPES.len()).map(move |t| (p, t))).collect();
-        shuffle(&mut rng, &mut combos);
+        rng.shuffle(&mut combos);
         let products: Vec<Product> = combos
             .iter()
             .take(N_PRODUCTS)
@@ -286,7 +287,7 @@ impl Store {
             .collect();
         let mut people: Vec<(usize, usize)> =
             (0..FIRST.len()).flat_map(|f| (0..LAST.len()).map(move |l| (f, l))).collect();
-        shuffle(&mut rng, &mut people);
+        rng.shuffle(&mut people);
         let customers: Vec<Customer> = people
             .iter()
             .take(N_CUSTOMERS)
@@ -436,14 +437,7 @@ impl Store {
 }
 
 fn has(hay: &str, kw: &str) -> bool {
-    super::web::contains_ci(hay, kw)
-}
-
-fn shuffle<T>(rng: &mut Rng, v: &mut [T]) {
-    for i in (1..v.len()).rev() {
-        let j = rng.below(i + 1);
-        v.swap(i, j);
-    }
+    contains_ci(hay, kw)
 }
 
 /// `$1,234.56`.

@@ -2,23 +2,26 @@
 //! `sites/CHANGES.md` and shifts.md M1-M10): login (v2 with a two-factor
 //! step), dashboard, the admin menu, products, categories, orders, customers,
 //! reviews, CMS pages, reports, and a small storefront for CMS and product
-//! pages. State lives behind one mutex; `reset` swaps in a clone of the seed.
+//! pages. The site is a pure function of a request (a
+//! [`crate::kit::web::Handler`]); its store and sessions live in a
+//! [`crate::kit::state::State`], whose `reset` swaps in a clone of the seed.
 //!
-//! * [`data`]: the seeded store; [`web`]: request plumbing shared with WordPress;
-//!   [`ui`]: page chrome and grid helpers.
+//! * [`data`]: the seeded store; [`ui`]: page chrome and grid helpers.
 //! * `pages_*`: the pages by admin area; [`tasks`] and [`skills`]: the task
 //!   generator and the example skills.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-use skillshift_common::skills::{Skill, Step, Target};
+use skillshift_common::skills::Step;
 use skillshift_common::Version;
 
-use crate::{App, GeneratedTask};
+use crate::kit::state::{Flash, Live, State};
+use crate::kit::tasks::{click, fill, sign_in};
+use crate::kit::text::esc;
+use crate::kit::web::{Handler, Req, Resp};
+use crate::App;
 
 pub mod data;
-pub mod kit;
 mod pages_catalog;
 mod pages_content;
 mod pages_customers;
@@ -26,37 +29,28 @@ mod pages_sales;
 pub mod skills;
 pub mod tasks;
 pub mod ui;
-pub mod web;
 
+use crate::kit::state::{err, ok, Out};
 use data::{money, Store};
-use ui::Flash;
-use web::{esc, Req, Resp};
 
 pub const USERNAME: &str = "admin";
 pub const PASSWORD: &str = "admin1234";
 /// The fixed authenticator code of v2's two-factor step.
 pub const TFA_CODE: &str = "424242";
 
+/// What the admin keeps per session besides its flash.
 #[derive(Debug, Clone, Default)]
 struct Session {
     /// v2: the two-factor step is done (always true in v1).
     verified: bool,
-    flash: Option<Flash>,
 }
 
-struct Inner {
-    store: Store,
-    sessions: HashMap<String, Session>,
-    next_session: u64,
-}
+type Inner = Live<Store, Session>;
 
 /// One version of the Magento admin.
 pub struct Magento {
     version: Version,
-    seed: Store,
-    /// A std mutex: every request holds it only while rendering one page from
-    /// in-memory data, with no await inside.
-    inner: Mutex<Inner>,
+    state: State<Store, Session>,
 }
 
 /// What a page handler sees: the store, the version and the session's flash.
@@ -76,82 +70,9 @@ impl Ctx<'_> {
     }
 }
 
-/// The outcome of a page handler that may set a flash for the next page.
-pub enum Out {
-    Resp(Resp),
-    /// Redirect to `to` with a flash message.
-    Flash {
-        to: String,
-        flash: Flash,
-    },
-}
-
-impl From<Resp> for Out {
-    fn from(r: Resp) -> Out {
-        Out::Resp(r)
-    }
-}
-
-pub fn ok(to: impl Into<String>, text: impl Into<String>) -> Out {
-    Out::Flash { to: to.into(), flash: Flash { error: false, text: text.into() } }
-}
-
-pub fn err(to: impl Into<String>, text: impl Into<String>) -> Out {
-    Out::Flash { to: to.into(), flash: Flash { error: true, text: text.into() } }
-}
-
 impl Magento {
     pub fn new(version: Version) -> Magento {
-        let seed = Store::seed();
-        Magento {
-            version,
-            inner: Mutex::new(Inner { store: seed.clone(), sessions: HashMap::new(), next_session: 1 }),
-            seed,
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Handles one request (the whole site as a function).
-    pub fn handle(&self, req: &Req) -> Resp {
-        let mut inner = self.lock();
-        let inner = &mut *inner;
-        let path = req.path.trim_end_matches('/').to_string();
-        let path = if path.is_empty() { "/".to_string() } else { path };
-        let session = req.session.as_ref().filter(|s| inner.sessions.contains_key(*s)).cloned();
-        // Public pages: the admin login, the storefront.
-        if path == "/admin" || path == "/admin/admin" || path == "/admin/admin/index/index" {
-            return self.login(req, inner, session.as_deref());
-        }
-        if !path.starts_with("/admin") {
-            return pages_content::storefront(&inner.store, &path);
-        }
-        let Some(sid) = session else { return Resp::redirect("/admin/") };
-        if path == "/admin/admin/auth/logout" {
-            inner.sessions.remove(&sid);
-            return Resp::Redirect { to: "/admin/".into(), cookie: Some(String::new()) };
-        }
-        if path == "/admin/tfa/tfa/index" {
-            return self.two_factor(req, inner, &sid);
-        }
-        let verified = inner.sessions.get(&sid).is_some_and(|s| s.verified);
-        if !verified {
-            return Resp::redirect("/admin/tfa/tfa/index/");
-        }
-        let flash = if req.post { None } else { inner.sessions.get_mut(&sid).and_then(|s| s.flash.take()) };
-        let mut ctx = Ctx { version: self.version, store: &mut inner.store, flash };
-        let out = route(&mut ctx, req, &path);
-        match out {
-            Out::Resp(r) => r,
-            Out::Flash { to, flash } => {
-                if let Some(s) = inner.sessions.get_mut(&sid) {
-                    s.flash = Some(flash);
-                }
-                Resp::redirect(to)
-            }
-        }
+        Magento { version, state: State::new(Store::seed()) }
     }
 
     fn login(&self, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
@@ -160,10 +81,8 @@ impl Magento {
             if !good {
                 return Resp::Page(login_page(Some("The account sign-in was incorrect or your account is disabled temporarily. Please wait and try again later.")));
             }
-            let token = format!("mage{:08x}{}", inner.next_session.wrapping_mul(0x9E37_79B9), inner.next_session);
-            inner.next_session += 1;
             let verified = self.version == Version::V1;
-            inner.sessions.insert(token.clone(), Session { verified, flash: None });
+            let token = inner.open("mage", 0x9E37_79B9, Session { verified });
             let to = if verified { "/admin/admin/dashboard/" } else { "/admin/tfa/tfa/index/" };
             return Resp::Redirect { to: to.into(), cookie: Some(token) };
         }
@@ -181,7 +100,7 @@ impl Magento {
         let mut error = None;
         if req.post {
             if req.f("tfa_code").map(str::trim) == Some(TFA_CODE) {
-                if let Some(s) = inner.sessions.get_mut(sid) {
+                if let Some(s) = inner.session(sid) {
                     s.verified = true;
                 }
                 return Resp::redirect("/admin/admin/dashboard/");
@@ -295,21 +214,39 @@ fn dashboard(ctx: &Ctx) -> Resp {
     ctx.page("Dashboard", "", &body)
 }
 
-impl web::Handler for Magento {
+impl Handler for Magento {
     fn handle(&self, req: &Req) -> Resp {
-        Magento::handle(self, req)
-    }
-}
-
-impl App for Magento {
-    fn router(self: Arc<Self>) -> axum::Router {
-        web::router(self)
+        let mut inner = self.state.lock();
+        let inner = &mut *inner;
+        let path = req.path.trim_end_matches('/').to_string();
+        let path = if path.is_empty() { "/".to_string() } else { path };
+        let session = inner.session_id(req);
+        // Public pages: the admin login, the storefront.
+        if path == "/admin" || path == "/admin/admin" || path == "/admin/admin/index/index" {
+            return self.login(req, inner, session.as_deref());
+        }
+        if !path.starts_with("/admin") {
+            return pages_content::storefront(&inner.data, &path);
+        }
+        let Some(sid) = session else { return Resp::redirect("/admin/") };
+        if path == "/admin/admin/auth/logout" {
+            inner.close(&sid);
+            return Resp::Redirect { to: "/admin/".into(), cookie: Some(String::new()) };
+        }
+        if path == "/admin/tfa/tfa/index" {
+            return self.two_factor(req, inner, &sid);
+        }
+        if !inner.session(&sid).is_some_and(|s| s.verified) {
+            return Resp::redirect("/admin/tfa/tfa/index/");
+        }
+        let flash = inner.take_flash(&sid, req);
+        let mut ctx = Ctx { version: self.version, store: &mut inner.data, flash };
+        let out = route(&mut ctx, req, &path);
+        inner.finish(&sid, out)
     }
 
     fn reset(&self) {
-        let mut inner = self.lock();
-        inner.store = self.seed.clone();
-        inner.sessions.clear();
+        self.state.reset();
     }
 
     fn login_steps(&self) -> Vec<Step> {
@@ -317,21 +254,12 @@ impl App for Magento {
     }
 }
 
-fn target(role: &str, name: &str) -> Target {
-    Target { role: role.into(), name: name.into(), nth: None }
-}
-
 /// The steps that sign in from a fresh browser (v2 adds the two-factor step).
 pub fn login_steps(version: Version) -> Vec<Step> {
-    let mut steps = vec![
-        Step::Goto { url: "__MAGENTO__/admin/".into() },
-        Step::Fill { target: target("textbox", "Username"), text: USERNAME.into() },
-        Step::Fill { target: target("textbox", "Password"), text: PASSWORD.into() },
-        Step::Click { target: target("button", "Sign in") },
-    ];
+    let mut steps = sign_in("__MAGENTO__/admin/", "Username", USERNAME, PASSWORD, "Sign in");
     if version == Version::V2 {
-        steps.push(Step::Fill { target: target("textbox", "Authenticator code"), text: TFA_CODE.into() });
-        steps.push(Step::Click { target: target("button", "Confirm") });
+        steps.push(fill("textbox", "Authenticator code", TFA_CODE));
+        steps.push(click("button", "Confirm"));
     }
     steps
 }
@@ -341,67 +269,11 @@ pub fn app(version: Version) -> Arc<dyn App> {
     Arc::new(Magento::new(version))
 }
 
-/// The generated tasks of `version`: 114, task `i` the same intent in both versions.
-pub fn tasks(version: Version) -> Vec<GeneratedTask> {
-    tasks::generate(version)
-}
-
-/// The example library's Magento skills (written against v1).
-pub fn skills() -> Vec<Skill> {
-    skills::skills()
-}
-
 #[cfg(test)]
 mod tests {
-    use skillshift_common::{Site, Version};
+    use skillshift_common::Version;
 
-    use super::web::Req;
     use super::*;
-
-    /// The admin pages a user reaches from the menu, with the ids of seeded records.
-    fn pages(version: Version) -> Vec<String> {
-        let mut p: Vec<String> = [
-            "/admin/admin/dashboard/",
-            "/admin/catalog/product/",
-            "/admin/catalog/product/?search=bag&page=2",
-            "/admin/catalog/product/edit/id/5/",
-            "/admin/catalog/product/new/set/4/type/simple/",
-            "/admin/catalog/category/edit/id/13/",
-            "/admin/sales/order/",
-            "/admin/sales/order/view/order_id/12/",
-            "/admin/sales/invoice/",
-            "/admin/customer/index/",
-            "/admin/customer/index/edit/id/3/",
-            "/admin/customer/index/edit/id/3/?tab=account",
-            "/admin/customer/index/edit/id/3/?tab=orders",
-            "/admin/review/product/",
-            "/admin/review/product/pending/",
-            "/admin/review/product/edit/id/4/",
-            "/admin/cms/page/",
-            "/admin/cms/page/edit/page_id/2/",
-            "/admin/cms/page/new/",
-            "/admin/reports/report_sales/sales/",
-            "/admin/reports/report_product/lowstock/",
-            "/admin/system_design_theme/",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        for s in ui::menu(version) {
-            for (_, items) in s.groups {
-                p.extend(items.iter().map(|i| i.path.to_string()));
-            }
-        }
-        p
-    }
-
-    #[tokio::test]
-    async fn every_admin_page_has_landmarks_headings_and_named_controls() {
-        for v in [Version::V1, Version::V2] {
-            let bad = kit::testing::lint(Site::Magento, v, &pages(v)).await;
-            assert!(bad.is_empty(), "{v}:\n{}", bad.join("\n"));
-        }
-    }
 
     #[test]
     fn admin_pages_need_a_session_and_v2_the_second_factor() {
@@ -439,14 +311,14 @@ mod tests {
         else {
             panic!("login")
         };
-        let before = m.lock().store.order(1).map(|o| o.status.clone());
-        let open = m.lock().store.orders.iter().find(|o| o.status == "Pending").map(|o| o.id).unwrap_or(1);
+        let before = m.state.lock().data.order(1).map(|o| o.status.clone());
+        let open = m.state.lock().data.orders.iter().find(|o| o.status == "Pending").map(|o| o.id).unwrap_or(1);
         let r = m.handle(&Req::post(&format!("/admin/sales/order/cancel/order_id/{open}/"), &[], Some(&token)));
         assert_eq!(r, Resp::redirect(format!("/admin/sales/order/view/order_id/{open}/")));
-        assert_eq!(m.lock().store.order(open).map(|o| o.status.as_str()), Some("Canceled"));
+        assert_eq!(m.state.lock().data.order(open).map(|o| o.status.as_str()), Some("Canceled"));
         App::reset(&m);
-        assert_ne!(m.lock().store.order(open).map(|o| o.status.as_str()), Some("Canceled"));
-        assert_eq!(m.lock().store.order(1).map(|o| o.status.clone()), before);
+        assert_ne!(m.state.lock().data.order(open).map(|o| o.status.as_str()), Some("Canceled"));
+        assert_eq!(m.state.lock().data.order(1).map(|o| o.status.clone()), before);
         assert_eq!(m.handle(&Req::get("/admin/sales/order/", Some(&token))), Resp::redirect("/admin/"));
     }
 }

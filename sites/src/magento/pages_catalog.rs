@@ -6,8 +6,10 @@ use skillshift_common::Version;
 
 use super::data::{money, parse_price, price_input, Product};
 use super::ui::{checkbox, grid, pager, search_form, select, text_input};
-use super::web::{esc, paginate, slug, Req, Resp};
 use super::{err, ok, Ctx, Out};
+use crate::kit::paging::paginate;
+use crate::kit::text::{esc, slug};
+use crate::kit::web::{Req, Resp};
 
 const PER_PAGE: usize = 20;
 

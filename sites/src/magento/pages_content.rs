@@ -9,8 +9,10 @@ use std::collections::BTreeMap;
 use super::data::{money, CmsPage, Review, Store, REVIEW_STATUSES};
 use super::pages_catalog::description_editor;
 use super::ui::{self, checkbox, grid, pager, search_form, select, text_input};
-use super::web::{esc, paginate, slug, Req, Resp};
 use super::{err, ok, Ctx, Out};
+use crate::kit::paging::paginate;
+use crate::kit::text::{esc, slug};
+use crate::kit::web::{Req, Resp};
 
 const PER_PAGE: usize = 20;
 

@@ -5,8 +5,11 @@
 
 use super::data::{money, Customer, GROUPS};
 use super::ui::{checkbox, dl, grid, pager, search_form, select, text_input};
-use super::web::{esc, paginate, Req, Resp};
 use super::{err, ok, Ctx, Out};
+use crate::kit::layout::nav_item;
+use crate::kit::paging::paginate;
+use crate::kit::text::{date_of, esc};
+use crate::kit::web::{Req, Resp};
 
 const PER_PAGE: usize = 20;
 
@@ -93,13 +96,7 @@ fn customer_edit(ctx: &Ctx, req: &Req, c: &Customer) -> Resp {
         ("addresses", "Addresses"),
         ("orders", "Orders"),
     ];
-    let nav: String = tabs
-        .iter()
-        .map(|(k, label)| {
-            let cur = if *k == tab { " aria-current=\"page\"" } else { "" };
-            format!("<li><a href=\"{base}?tab={k}\"{cur}>{label}</a></li>")
-        })
-        .collect();
+    let nav: String = tabs.iter().map(|(k, label)| nav_item(&format!("{base}?tab={k}"), label, *k == tab)).collect();
     let content = match tab {
         "account" => {
             let mut h = format!(
@@ -231,7 +228,7 @@ fn login_as(ctx: &mut Ctx, id: Option<u32>) -> Out {
         );
     }
     let n = ctx.store.login_log.len() as i64;
-    ctx.store.login_log.push(super::data::LoginLogEntry { customer: c.id, time: super::web::date_of(20_786 + n) });
+    ctx.store.login_log.push(super::data::LoginLogEntry { customer: c.id, time: date_of(20_786 + n) });
     Resp::redirect(format!("/customer/account/index/id/{}/", c.id)).into()
 }
 

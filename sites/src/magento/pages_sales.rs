@@ -6,8 +6,10 @@
 use super::data::{money, Order};
 use super::pages_customers::login_as_customer_button;
 use super::ui::{dl, grid, pager, search_form};
-use super::web::{esc, paginate, Req, Resp};
 use super::{err, ok, Ctx, Out};
+use crate::kit::paging::paginate;
+use crate::kit::text::esc;
+use crate::kit::web::{Req, Resp};
 
 const PER_PAGE: usize = 20;
 

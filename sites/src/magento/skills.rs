@@ -5,8 +5,8 @@
 use skillshift_common::skills::Skill;
 use skillshift_common::{Site, Version};
 
-use super::kit::{placeholders, skill};
 use super::tasks::{solution, TEMPLATES};
+use crate::kit::tasks::{placeholders, skill};
 
 /// One skill per Magento intent template (v1).
 pub fn skills() -> Vec<Skill> {

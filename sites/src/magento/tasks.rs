@@ -9,17 +9,12 @@ use skillshift_common::skills::Step;
 use skillshift_common::{Site, Version};
 
 use super::data::{money, price_input, Store};
-use super::kit::{assemble, click, click_nth, fill, is_v2, read, select, Check, Inst, Template};
+use crate::kit::tasks::{assemble, click, click_nth, fill, is_v2, read, select, tpl, Check, Inst, Template};
+use crate::kit::text::slug;
 use crate::GeneratedTask;
 
 const START: &str = "__MAGENTO__/admin/admin/dashboard/";
 const M: &str = "__MAGENTO__";
-
-macro_rules! tpl {
-    ($id:expr, $name:expr, $intent:expr, [$($p:expr),*]) => {
-        Template { id: $id, name: $name, intent: $intent, params: &[$($p),*] }
-    };
-}
 
 pub const TEMPLATES: &[Template] = &[
     tpl!(0, "magento_product_price", "What is the price of the product {{product}}?", ["product"]),
@@ -188,21 +183,9 @@ const REPORTS: &[(&str, &str)] = &[
     ("Ordered", "/admin/reports/report_product/sold/"),
 ];
 
-/// Every `step`-th item of `items` starting at `from`, up to `n` of those passing `keep`.
+/// Up to `n` items of `items` passing `keep`, in steps of 37 from `from`.
 fn spread<T>(items: &[T], n: usize, from: usize, keep: impl Fn(&T) -> bool) -> Vec<&T> {
-    let len = items.len().max(1);
-    let stride = 37;
-    let mut out = Vec::new();
-    for k in 0..len {
-        let item = &items[(from + k * stride) % len];
-        if keep(item) && !out.iter().any(|o: &&T| std::ptr::eq(*o, item)) {
-            out.push(item);
-            if out.len() == n {
-                break;
-            }
-        }
-    }
-    out
+    crate::kit::tasks::spread(items, n, from, 37, keep)
 }
 
 /// The instantiations of every template, for version `v`.
@@ -332,7 +315,7 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
         NEW_PAGES
             .iter()
             .map(|(title, text)| {
-                let url = format!("{M}/{}", super::web::slug(title));
+                let url = format!("{M}/{}", slug(title));
                 let check = Check::Html {
                     url,
                     locator: "document.querySelector(\".cms-content\").innerText".into(),
@@ -431,67 +414,4 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
 /// The 114 Magento tasks of version `v`.
 pub fn generate(v: Version) -> Vec<GeneratedTask> {
     assemble(Site::Magento, instances(v), Site::Magento.n_tasks())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use skillshift_common::evaluate::Verdict;
-    use skillshift_common::task::EvalType;
-
-    use super::*;
-    use crate::magento::kit::testing;
-
-    #[test]
-    fn counts_mix_and_alignment() {
-        let v1 = generate(Version::V1);
-        let v2 = generate(Version::V2);
-        assert_eq!(v1.len(), 114);
-        assert_eq!(v2.len(), 114);
-        let mut mix: BTreeMap<&str, usize> = BTreeMap::new();
-        for (a, b) in v1.iter().zip(&v2) {
-            assert_eq!(a.task.intent, b.task.intent);
-            assert_eq!(a.task.instantiation_dict, b.task.instantiation_dict);
-            let kind = match a.task.eval.eval_types[0] {
-                EvalType::StringMatch => "string",
-                EvalType::ProgramHtml => "program",
-                EvalType::UrlMatch => "url",
-            };
-            *mix.entry(kind).or_default() += 1;
-            assert_eq!(a.task.require_reset, kind == "program");
-        }
-        assert_eq!(mix, BTreeMap::from([("program", 40), ("string", 46), ("url", 28)]));
-        let templates: std::collections::BTreeSet<u32> = v1.iter().map(|t| t.task.intent_template_id).collect();
-        assert!(templates.len() >= 12);
-        let lens: Vec<usize> = v1.iter().map(|t| t.solution.len()).collect();
-        assert!(lens.iter().min() == Some(&1) && lens.iter().max() >= Some(&8), "difficulty spread: {lens:?}");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn every_v1_task_is_solved_by_its_solution_and_not_by_nothing() {
-        let bad = testing::check_all(Site::Magento, Version::V1, &generate(Version::V1)).await;
-        assert!(bad.is_empty(), "{} failures:\n{}", bad.len(), bad.join("\n\n"));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn every_v2_task_is_solved_by_its_solution_and_not_by_nothing() {
-        let bad = testing::check_all(Site::Magento, Version::V2, &generate(Version::V2)).await;
-        assert!(bad.is_empty(), "{} failures:\n{}", bad.len(), bad.join("\n\n"));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn v1_solutions_fail_on_v2_where_the_site_differs() {
-        let (v1, v2) = (generate(Version::V1), generate(Version::V2));
-        let mut differing = 0;
-        for (a, b) in v1.iter().zip(&v2) {
-            if a.solution == b.solution {
-                continue;
-            }
-            differing += 1;
-            let (v, why) = testing::run(Site::Magento, Version::V2, b, &a.solution).await;
-            assert_ne!(v, Verdict::Pass, "v1 solution passes on v2: {why}");
-        }
-        assert!(differing >= 10, "only {differing} tasks differ between versions");
-    }
 }

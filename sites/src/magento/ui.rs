@@ -5,7 +5,10 @@
 
 use skillshift_common::Version;
 
-use super::web::{esc, urlenc};
+use crate::kit::layout::document;
+use crate::kit::state::Flash;
+use crate::kit::text::{esc, slug};
+use crate::kit::url::encode_query;
 
 /// One menu link: label and admin path.
 pub struct Item {
@@ -189,13 +192,6 @@ pub fn menu_label(version: Version, path: &str) -> Option<&'static str> {
         .map(|i| i.label)
 }
 
-/// A flash message shown once after a redirect.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Flash {
-    pub error: bool,
-    pub text: String,
-}
-
 /// A complete admin page: shell, header, menu, flash and `body` inside `<main>`.
 pub fn page(version: Version, title: &str, flash: Option<&Flash>, actions: &str, body: &str) -> String {
     let mut nav = String::from(
@@ -225,10 +221,8 @@ pub fn page(version: Version, title: &str, flash: Option<&Flash>, actions: &str,
     let flash = flash.map(flash_html).unwrap_or_default();
     let actions =
         if actions.is_empty() { String::new() } else { format!("<div class=\"page-actions\">{actions}</div>") };
-    format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t} / Magento Admin</title>\
-         <style>{CSS}</style><script src=\"/static/behaviors.js\" defer></script></head><body class=\"adminhtml {v}\">\
-         <div class=\"layout\">{nav}<div class=\"page-wrapper\"><header class=\"page-header\">\
+    let body = format!(
+        "<div class=\"layout\">{nav}<div class=\"page-wrapper\"><header class=\"page-header\">\
          <h1 class=\"page-title\">{t}</h1><div class=\"admin-user\">\
          <button type=\"button\" aria-haspopup=\"menu\" aria-expanded=\"false\" aria-controls=\"account-menu\">admin</button>\
          <ul role=\"menu\" id=\"account-menu\" hidden><li><a role=\"menuitem\" href=\"/admin/admin/system_account/\">Account Setting</a></li>\
@@ -236,20 +230,17 @@ pub fn page(version: Version, title: &str, flash: Option<&Flash>, actions: &str,
          <li><a role=\"menuitem\" href=\"/admin/admin/auth/logout/\">Sign Out</a></li></ul></div></header>\
          <main id=\"anchor-content\">{flash}{actions}{body}</main>\
          <footer class=\"page-footer\"><p>Copyright © 2026 Magento Commerce Inc. All rights reserved. Magento ver. {ver}</p></footer>\
-         </div></div></body></html>",
+         </div></div>",
         t = esc(title),
-        v = if version == Version::V2 { "v2" } else { "v1" },
         ver = if version == Version::V2 { "2.4.6" } else { "2.4.2" },
-    )
+    );
+    let class = if version == Version::V2 { "adminhtml v2" } else { "adminhtml v1" };
+    document("lang=\"en\"", &format!("{title} / Magento Admin"), &[CSS], class, &body)
 }
 
 /// A bare page (login, two-factor step, storefront) without the admin chrome.
 pub fn bare(title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{CSS}</style>\
-         <script src=\"/static/behaviors.js\" defer></script></head><body class=\"bare\">{body}</body></html>",
-        t = esc(title)
-    )
+    document("lang=\"en\"", title, &[CSS], "bare", body)
 }
 
 pub fn flash_html(f: &Flash) -> String {
@@ -273,7 +264,7 @@ pub fn pager(base: &str, search: &str, page: usize, pages: usize, total: usize) 
     let q = |p: usize| {
         let mut u = format!("{base}?page={p}");
         if !search.is_empty() {
-            u.push_str(&format!("&search={}", urlenc(search)));
+            u.push_str(&format!("&search={}", encode_query(search)));
         }
         u
     };
@@ -321,7 +312,7 @@ pub fn grid(caption: &str, cols: &[(&str, &str)], rows: &[(String, Vec<String>)]
 pub fn dl(items: &[(&str, String)]) -> String {
     let mut h = String::from("<dl class=\"admin__table-secondary\">");
     for (term, value) in items {
-        let id = super::web::slug(term);
+        let id = slug(term);
         h.push_str(&format!("<dt id=\"dt-{id}\">{term}</dt><dd id=\"{id}\" aria-labelledby=\"dt-{id}\">{value}</dd>"));
     }
     h.push_str("</dl>");

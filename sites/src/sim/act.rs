@@ -1,6 +1,7 @@
-//! Executing one formats §9 step on the simulator's current page: locating
-//! the target by role and name, the two client-side behaviours (disclosure /
-//! menu buttons and dialogs), link navigation and form submission.
+//! Executing one step (see docs/formats.md#skills) on the simulator's
+//! current page: locating the target by role and name, the two client-side
+//! behaviours (disclosure / menu buttons and dialogs), link navigation and
+//! form submission.
 
 use axum::http::Method;
 use ego_tree::NodeId;
@@ -8,7 +9,8 @@ use scraper::ElementRef;
 use skillshift_common::skills::{Step, Target};
 
 use super::dom::squash;
-use super::{form_encode, Browser, SimError};
+use super::{Browser, SimError};
+use crate::kit::url::encode_form;
 
 impl Browser {
     /// Executes one step; `read` returns the text read and `answer` its literal.
@@ -307,7 +309,7 @@ impl Browser {
         pairs: Vec<(String, String)>,
     ) -> Result<(), SimError> {
         let encoded =
-            pairs.iter().map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v))).collect::<Vec<_>>().join("&");
+            pairs.iter().map(|(k, v)| format!("{}={}", encode_form(k), encode_form(v))).collect::<Vec<_>>().join("&");
         let target = self.absolute(if action.is_empty() { "" } else { &action })?;
         let page = if method == Method::GET {
             let base = target.split('?').next().unwrap_or("").to_string();

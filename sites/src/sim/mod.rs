@@ -2,9 +2,9 @@
 //!
 //! It calls a site's axum router in-process (`tower::ServiceExt::oneshot`),
 //! keeps a cookie jar, follows redirects, parses pages with `scraper`
-//! ([`dom::Page`]) and executes formats §9 steps ([`Browser::step`]) with the
-//! two client-side behaviours of the sites contract (disclosures/menus and
-//! dialogs). [`Browser::score`] runs a task's evaluators the way the worker's
+//! ([`dom::Page`]) and executes steps ([`Browser::step`]; see
+//! docs/formats.md#skills) with the two client-side behaviours of the sites
+//! contract (disclosures/menus and dialogs). [`Browser::score`] runs a task's evaluators the way the worker's
 //! scorer does, through `skillshift_common::evaluate`.
 //!
 //! It is a checker for the fixture sites, not a browser: no JavaScript beyond
@@ -236,19 +236,6 @@ impl Browser {
         }
         RunOutcome { answer, error: None, steps_done: steps.len() }
     }
-}
-
-/// `application/x-www-form-urlencoded` encoding of one component.
-pub fn form_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => out.push(b as char),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 /// The result of one simulated attempt at a task.

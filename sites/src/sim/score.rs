@@ -1,4 +1,4 @@
-//! Running a task's evaluators (formats §2) on the simulator, through the
+//! Running a task's evaluators (docs/webarena.md) on the simulator, through the
 //! same `skillshift_common::evaluate` the worker's scorer uses: this module
 //! only supplies the page side. A check's URL is loaded in the same session
 //! (the final page is put back for `last`), `''` reads the page's serialised

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::magento::web::{contains_ci, date_of, slug, Rng};
+use crate::kit::rng::Rng;
+use crate::kit::text::{contains_ci, date_of, slug};
 
 pub const ROLES: &[(&str, &str)] = &[
     ("administrator", "Administrator"),
@@ -228,7 +229,7 @@ const COMMENT_OPENERS: &[&str] = &[
 impl Blog {
     /// The seeded blog (the same on every call).
     pub fn seed() -> Blog {
-        let mut rng = Rng::new(0x5750_4f53);
+        let mut rng = Rng::scrambled(0x5750_4f53);
         let mut users = vec![User {
             id: 1,
             login: "admin".into(),
@@ -296,10 +297,7 @@ impl Blog {
         }];
         let mut combos: Vec<(usize, usize)> =
             (0..STARTS.len()).flat_map(|s| (0..TOPICS.len()).map(move |t| (s, t))).collect();
-        for i in (1..combos.len()).rev() {
-            let j = rng.below(i + 1);
-            combos.swap(i, j);
-        }
+        rng.shuffle(&mut combos);
         for (k, &(s, t)) in combos.iter().enumerate() {
             let title = format!("{} {}", STARTS[s], TOPICS[t].0);
             let status = match rng.below(20) {

@@ -8,7 +8,8 @@
 //! with "Post"/"Block" tabs (W4, W5), collapsible Categories (W6) and a Tags
 //! token field (W7).
 
-use crate::magento::web::{esc, slug, Req, Resp};
+use crate::kit::text::{esc, slug};
+use crate::kit::web::{Req, Resp};
 
 use super::data::{Post, Term};
 use super::ui;

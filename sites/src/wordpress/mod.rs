@@ -2,8 +2,9 @@
 //! block editor as v2; see `sites/CHANGES.md` and shifts.md W1-W13): the
 //! login (v2 with the "Administration email verification" screen), the admin
 //! (posts, pages, comments, categories, tags, users, settings, appearance)
-//! and the public site. State lives behind one mutex; `reset` swaps in a
-//! clone of the seed.
+//! and the public site. The site is a pure function of a request (a
+//! [`crate::kit::web::Handler`]); its blog and sessions live in a
+//! [`crate::kit::state::State`], whose `reset` swaps in a clone of the seed.
 //!
 //! * [`data`]: the seeded blog; [`ui`]: admin chrome and list tables.
 //! * `pages_posts` (lists, quick edit), `editor` (the two editors),
@@ -11,15 +12,17 @@
 //!   appearance), `public` (the theme).
 //! * [`tasks`] and [`skills`]: the task generator and the example skills.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-use skillshift_common::skills::{Skill, Step};
+use skillshift_common::skills::Step;
 use skillshift_common::Version;
 
-use crate::magento::kit::{click, fill, goto};
-use crate::magento::web::{self, esc, Req, Resp};
-use crate::{App, GeneratedTask};
+use crate::kit::state::{Live, State};
+use crate::kit::tasks::{click, sign_in};
+use crate::kit::text::esc;
+use crate::kit::url::encode_query;
+use crate::kit::web::{Handler, Req, Resp};
+use crate::App;
 
 pub mod data;
 mod editor;
@@ -31,31 +34,26 @@ pub mod skills;
 pub mod tasks;
 pub mod ui;
 
+use crate::kit::state::{err, ok, Out};
 use data::Blog;
 use ui::Notice;
 
 pub const USERNAME: &str = "admin";
 pub const PASSWORD: &str = "admin1234";
 
+/// What WordPress keeps per session besides its notice.
 #[derive(Debug, Clone, Default)]
 struct Session {
     /// v2: "Get started" was pressed in the block editor's welcome guide.
     welcome_done: bool,
-    notice: Option<Notice>,
 }
 
-struct Inner {
-    blog: Blog,
-    sessions: HashMap<String, Session>,
-    next_session: u64,
-}
+type Inner = Live<Blog, Session>;
 
 /// One version of WordPress.
 pub struct WordPress {
     version: Version,
-    seed: Blog,
-    /// A std mutex: each request holds it only while rendering from memory, with no await inside.
-    inner: Mutex<Inner>,
+    state: State<Blog, Session>,
 }
 
 /// What an admin screen handler sees.
@@ -88,82 +86,9 @@ impl Ctx<'_> {
     }
 }
 
-/// A handler's outcome: a response, or a redirect carrying a notice, or the
-/// welcome guide dismissed (v2).
-pub enum Out {
-    Resp(Resp),
-    Notice { to: String, notice: Notice },
-    WelcomeDone { to: String },
-}
-
-impl From<Resp> for Out {
-    fn from(r: Resp) -> Out {
-        Out::Resp(r)
-    }
-}
-
-pub fn ok(to: impl Into<String>, text: impl Into<String>) -> Out {
-    Out::Notice { to: to.into(), notice: Notice { error: false, text: text.into() } }
-}
-
-pub fn err(to: impl Into<String>, text: impl Into<String>) -> Out {
-    Out::Notice { to: to.into(), notice: Notice { error: true, text: text.into() } }
-}
-
 impl WordPress {
     pub fn new(version: Version) -> WordPress {
-        let seed = Blog::seed();
-        WordPress {
-            version,
-            inner: Mutex::new(Inner { blog: seed.clone(), sessions: HashMap::new(), next_session: 1 }),
-            seed,
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Handles one request (the whole site as a function).
-    pub fn handle(&self, req: &Req) -> Resp {
-        let mut inner = self.lock();
-        let inner = &mut *inner;
-        let session = req.session.as_ref().filter(|s| inner.sessions.contains_key(*s)).cloned();
-        if req.path == "/wp-login.php" {
-            return self.login(req, inner, session.as_deref());
-        }
-        if !req.path.starts_with("/wp-admin") {
-            if req.path == "/wp-comments-post.php" && req.post {
-                return public::post_comment(&mut inner.blog, req);
-            }
-            return public::route(self.version, &inner.blog, req);
-        }
-        let Some(sid) = session else {
-            return Resp::redirect(format!("/wp-login.php?redirect_to={}", web::urlenc(&req.path)));
-        };
-        let (notice, welcome_done) = match inner.sessions.get_mut(&sid) {
-            Some(s) => (if req.post { None } else { s.notice.take() }, s.welcome_done),
-            None => (None, false),
-        };
-        let mut ctx = Ctx { version: self.version, blog: &mut inner.blog, notice, welcome_done };
-        let file = req.path.trim_start_matches("/wp-admin").trim_start_matches('/');
-        let file = if file.is_empty() { "index.php" } else { file };
-        let out = route(&mut ctx, req, file);
-        match out {
-            Out::Resp(r) => r,
-            Out::Notice { to, notice } => {
-                if let Some(s) = inner.sessions.get_mut(&sid) {
-                    s.notice = Some(notice);
-                }
-                Resp::redirect(to)
-            }
-            Out::WelcomeDone { to } => {
-                if let Some(s) = inner.sessions.get_mut(&sid) {
-                    s.welcome_done = true;
-                }
-                Resp::redirect(to)
-            }
-        }
+        WordPress { version, state: State::new(Blog::seed()) }
     }
 
     fn login(&self, req: &Req, inner: &mut Inner, session: Option<&str>) -> Resp {
@@ -171,7 +96,7 @@ impl WordPress {
         match req.q("action") {
             Some("logout") => {
                 if let Some(s) = session {
-                    inner.sessions.remove(s);
+                    inner.close(s);
                 }
                 return Resp::Redirect { to: "/wp-login.php?loggedout=true".into(), cookie: Some(String::new()) };
             }
@@ -179,7 +104,7 @@ impl WordPress {
                 if req.post {
                     return Resp::redirect("/wp-admin/");
                 }
-                return Resp::Page(verify_email_page(inner.blog.opt("admin_email")));
+                return Resp::Page(verify_email_page(inner.data.opt("admin_email")));
             }
             _ => {}
         }
@@ -191,9 +116,7 @@ impl WordPress {
                     "Error: The password you entered for the username admin is incorrect. Lost your password?",
                 )));
             }
-            let token = format!("wp{:08x}{}", inner.next_session.wrapping_mul(0x2545_F491), inner.next_session);
-            inner.next_session += 1;
-            inner.sessions.insert(token.clone(), Session::default());
+            let token = inner.open("wp", 0x2545_F491, Session::default());
             let to = if v2 { "/wp-login.php?action=confirm_admin_email" } else { "/wp-admin/" };
             return Resp::Redirect { to: to.into(), cookie: Some(token) };
         }
@@ -256,10 +179,6 @@ fn route(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
         "edit.php" if req.post => pages_posts::inline_save(ctx, req),
         "edit.php" => pages_posts::list(ctx, req).into(),
         "post.php" | "post-new.php" => editor::route(ctx, req, file),
-        "admin-post.php" if req.post && req.q("action") == Some("dismiss-welcome") => {
-            let back = req.f("back").filter(|b| b.starts_with("/wp-admin/")).unwrap_or("/wp-admin/post-new.php");
-            Out::WelcomeDone { to: back.to_string() }
-        }
         "edit-comments.php" => pages_admin::comments(ctx, req).into(),
         "comment.php" => pages_admin::comment_action(ctx, req),
         "edit-tags.php" | "term.php" => pages_admin::terms(ctx, req, file),
@@ -272,21 +191,42 @@ fn route(ctx: &mut Ctx, req: &Req, file: &str) -> Out {
     }
 }
 
-impl web::Handler for WordPress {
+impl Handler for WordPress {
     fn handle(&self, req: &Req) -> Resp {
-        WordPress::handle(self, req)
-    }
-}
-
-impl App for WordPress {
-    fn router(self: Arc<Self>) -> axum::Router {
-        web::router(self)
+        let mut inner = self.state.lock();
+        let inner = &mut *inner;
+        let session = inner.session_id(req);
+        if req.path == "/wp-login.php" {
+            return self.login(req, inner, session.as_deref());
+        }
+        if !req.path.starts_with("/wp-admin") {
+            if req.path == "/wp-comments-post.php" && req.post {
+                return public::post_comment(&mut inner.data, req);
+            }
+            return public::route(self.version, &inner.data, req);
+        }
+        let Some(sid) = session else {
+            return Resp::redirect(format!("/wp-login.php?redirect_to={}", encode_query(&req.path)));
+        };
+        let file = req.path.trim_start_matches("/wp-admin").trim_start_matches('/');
+        let file = if file.is_empty() { "index.php" } else { file };
+        if file == "admin-post.php" && req.post && req.q("action") == Some("dismiss-welcome") {
+            // v2: "Get started" in the block editor's welcome guide, remembered for the session.
+            if let Some(s) = inner.session(&sid) {
+                s.welcome_done = true;
+            }
+            let back = req.f("back").filter(|b| b.starts_with("/wp-admin/")).unwrap_or("/wp-admin/post-new.php");
+            return Resp::redirect(back);
+        }
+        let notice = inner.take_flash(&sid, req);
+        let welcome_done = inner.session(&sid).is_some_and(|s| s.welcome_done);
+        let mut ctx = Ctx { version: self.version, blog: &mut inner.data, notice, welcome_done };
+        let out = route(&mut ctx, req, file);
+        inner.finish(&sid, out)
     }
 
     fn reset(&self) {
-        let mut inner = self.lock();
-        inner.blog = self.seed.clone();
-        inner.sessions.clear();
+        self.state.reset();
     }
 
     fn login_steps(&self) -> Vec<Step> {
@@ -296,12 +236,7 @@ impl App for WordPress {
 
 /// The steps that log in from a fresh browser (v2 confirms the admin email, W12).
 pub fn login_steps(version: Version) -> Vec<Step> {
-    let mut steps = vec![
-        goto("__WORDPRESS__/wp-login.php"),
-        fill("textbox", "Username or Email Address", USERNAME),
-        fill("textbox", "Password", PASSWORD),
-        click("button", "Log In"),
-    ];
+    let mut steps = sign_in("__WORDPRESS__/wp-login.php", "Username or Email Address", USERNAME, PASSWORD, "Log In");
     if version == Version::V2 {
         steps.push(click("button", "The email is correct"));
     }
@@ -313,74 +248,11 @@ pub fn app(version: Version) -> Arc<dyn App> {
     Arc::new(WordPress::new(version))
 }
 
-/// The generated tasks of `version`: 79, task `i` the same intent in both versions.
-pub fn tasks(version: Version) -> Vec<GeneratedTask> {
-    tasks::generate(version)
-}
-
-/// The example library's WordPress skills (written against v1).
-pub fn skills() -> Vec<Skill> {
-    skills::skills()
-}
-
 #[cfg(test)]
 mod tests {
-    use skillshift_common::{Site, Version};
+    use skillshift_common::Version;
 
     use super::*;
-    use crate::magento::kit;
-
-    fn pages(v: Version) -> Vec<String> {
-        let mut p: Vec<String> = [
-            "/wp-admin/",
-            "/wp-admin/edit.php",
-            "/wp-admin/edit.php?s=Notes&paged=1",
-            "/wp-admin/edit.php?post_status=trash",
-            "/wp-admin/edit.php?post_type=page",
-            "/wp-admin/edit.php?inline=12",
-            "/wp-admin/post.php?post=12&action=edit",
-            "/wp-admin/post-new.php",
-            "/wp-admin/post-new.php?post_type=page",
-            "/wp-admin/edit-comments.php",
-            "/wp-admin/edit-comments.php?comment_status=moderated",
-            "/wp-admin/comment.php?action=editcomment&c=3",
-            "/wp-admin/edit-tags.php?taxonomy=category",
-            "/wp-admin/edit-tags.php?taxonomy=post_tag",
-            "/wp-admin/term.php?taxonomy=category&tag_ID=2",
-            "/wp-admin/users.php",
-            "/wp-admin/user-edit.php?user_id=5",
-            "/wp-admin/user-new.php",
-            "/wp-admin/profile.php",
-            "/wp-admin/options-general.php",
-            "/wp-admin/options-reading.php",
-            "/wp-admin/options-discussion.php",
-            "/",
-            "/?s=garden",
-            "/category/food/",
-            "/tag/howto/",
-            "/?p=12",
-            "/about/",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        for (_, _, href, subs) in ui::menu(v) {
-            p.push(format!("/wp-admin/{href}"));
-            p.extend(subs.iter().map(|(_, h)| format!("/wp-admin/{h}")));
-        }
-        if v == Version::V2 {
-            p.push("/wp-admin/site-editor.php?path=/navigation".into());
-        }
-        p
-    }
-
-    #[tokio::test]
-    async fn every_screen_has_landmarks_headings_and_named_controls() {
-        for v in [Version::V1, Version::V2] {
-            let bad = kit::testing::lint(Site::Wordpress, v, &pages(v)).await;
-            assert!(bad.is_empty(), "{v}:\n{}", bad.join("\n"));
-        }
-    }
 
     #[test]
     fn admin_needs_a_session_and_reset_drops_it() {
@@ -394,9 +266,9 @@ mod tests {
             assert_eq!(to, want);
             let r = wp.handle(&Req::get("/wp-admin/post.php?post=12&action=trash", Some(&token)));
             assert!(matches!(r, Resp::Redirect { .. }));
-            assert_eq!(wp.lock().blog.post(12).map(|p| p.status.as_str()), Some("trash"));
+            assert_eq!(wp.state.lock().data.post(12).map(|p| p.status.as_str()), Some("trash"));
             App::reset(&wp);
-            assert_ne!(wp.lock().blog.post(12).map(|p| p.status.as_str()), Some("trash"));
+            assert_ne!(wp.state.lock().data.post(12).map(|p| p.status.as_str()), Some("trash"));
             let r = wp.handle(&Req::get("/wp-admin/edit.php", Some(&token)));
             assert!(
                 matches!(&r, Resp::Redirect { to, .. } if to.starts_with("/wp-login.php")),

@@ -3,7 +3,9 @@
 //! Trash, and the comment edit form), categories and tags (list, add form,
 //! term edit), and users (list, edit, add).
 
-use crate::magento::web::{esc, paginate, slug, Req, Resp};
+use crate::kit::paging::paginate;
+use crate::kit::text::{esc, slug};
+use crate::kit::web::{Req, Resp};
 
 use super::data::{Blog, Term, User, ROLES};
 use super::ui::{list_table, q, quoted, search_box, tablenav, Row};

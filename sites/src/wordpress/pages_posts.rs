@@ -3,7 +3,10 @@
 //! Quick Edit, Trash, View; Restore in the Trash), and the inline Quick Edit
 //! form (v1 a link that opens it, v2 a button with `aria-expanded`, W13).
 
-use crate::magento::web::{esc, paginate, slug, Req, Resp};
+use crate::kit::layout::current;
+use crate::kit::paging::paginate;
+use crate::kit::text::{esc, slug};
+use crate::kit::web::{Req, Resp};
 
 use super::data::Post;
 use super::ui::{list_table, q, quoted, search_box, tablenav, Row};
@@ -38,7 +41,7 @@ pub fn list(ctx: &Ctx, req: &Req) -> Resp {
     let rows: Vec<Row> = rows.iter().map(|p| row(ctx, p, &base, inline)).collect();
     let count = |st: &str| b.search_posts(kind, st, "").len();
     let view = |st: &str, label: &str| {
-        let cur = if st == status { " aria-current=\"page\"" } else { "" };
+        let cur = current(st == status);
         format!(
             "<li><a href=\"/wp-admin/edit.php?post_type={kind}&post_status={st}\"{cur}>{label} ({})</a></li>",
             count(st)

@@ -3,7 +3,9 @@
 //! file Editor; v2 the full-screen site Editor, W11), and the screens this
 //! fixture shows only as a heading (Media, Plugins, Tools, Updates).
 
-use crate::magento::web::{esc, Req, Resp};
+use crate::kit::layout::nav_item;
+use crate::kit::text::esc;
+use crate::kit::web::{Req, Resp};
 
 use super::pages_admin::role_select;
 use super::ui::section_of;
@@ -114,15 +116,8 @@ fn site_editor(ctx: &Ctx, req: &Req) -> Resp {
         ("/wp_template", "Templates"),
         ("/patterns", "Patterns"),
     ];
-    let nav: String = items
-        .iter()
-        .map(|(p, l)| {
-            format!(
-                "<li><a href=\"/wp-admin/site-editor.php?path={p}\"{}>{l}</a></li>",
-                if *p == path { " aria-current=\"page\"" } else { "" }
-            )
-        })
-        .collect();
+    let nav: String =
+        items.iter().map(|(p, l)| nav_item(&format!("/wp-admin/site-editor.php?path={p}"), l, *p == path)).collect();
     let heading = items.iter().find(|(p, _)| *p == path).map(|(_, l)| *l).unwrap_or("Design");
     let content = match path {
         "/navigation" => "<ul aria-label=\"Navigation menus\"><li>Header navigation</li><li>Footer navigation</li></ul>",

@@ -5,7 +5,9 @@
 
 use skillshift_common::Version;
 
-use crate::magento::web::{esc, paginate, Req, Resp};
+use crate::kit::paging::paginate;
+use crate::kit::text::esc;
+use crate::kit::web::{Req, Resp};
 
 use super::data::{Blog, Post};
 use super::ui;

@@ -7,7 +7,7 @@ use skillshift_common::skills::Skill;
 use skillshift_common::{Site, Version};
 
 use super::tasks::{solution, TEMPLATES};
-use crate::magento::kit::{placeholders, skill};
+use crate::kit::tasks::{placeholders, skill};
 
 /// One skill per WordPress intent template (v1).
 pub fn skills() -> Vec<Skill> {

@@ -7,20 +7,15 @@
 use skillshift_common::skills::Step;
 use skillshift_common::{Site, Version};
 
-use crate::magento::kit::{assemble, click, click_nth, fill, is_v2, read, select, Check, Inst, Template};
-use crate::magento::web::{slug, urlenc};
+use crate::kit::tasks::{assemble, click, click_nth, fill, is_v2, read, select, tpl, Check, Inst, Template};
+use crate::kit::text::slug;
+use crate::kit::url::encode_query;
 use crate::GeneratedTask;
 
 use super::data::{Blog, Post};
 
 const START: &str = "__WORDPRESS__/wp-admin/";
 const W: &str = "__WORDPRESS__";
-
-macro_rules! tpl {
-    ($id:expr, $name:expr, $intent:expr, [$($p:expr),*]) => {
-        Template { id: $id, name: $name, intent: $intent, params: &[$($p),*] }
-    };
-}
 
 pub const TEMPLATES: &[Template] = &[
     tpl!(0, "wordpress_post_author", "Who wrote the post {{post}}?", ["post"]),
@@ -173,20 +168,9 @@ const SCREENS: &[(&str, &str)] = &[
     ("Themes", "/wp-admin/themes.php"),
 ];
 
-/// Up to `n` items of `items` passing `keep`, taken with a stride from `from`.
+/// Up to `n` items of `items` passing `keep`, in steps of 29 from `from`.
 fn spread<'a, T>(items: &[&'a T], n: usize, from: usize, keep: impl Fn(&T) -> bool) -> Vec<&'a T> {
-    let len = items.len().max(1);
-    let mut out: Vec<&'a T> = Vec::new();
-    for k in 0..len {
-        let item = items[(from + k * 29) % len];
-        if keep(item) && !out.iter().any(|o| std::ptr::eq(*o, item)) {
-            out.push(item);
-            if out.len() == n {
-                break;
-            }
-        }
-    }
-    out
+    crate::kit::tasks::spread(items, n, from, 29, |item| keep(item)).into_iter().copied().collect()
 }
 
 fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
@@ -258,7 +242,11 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
         NEW_POSTS
             .iter()
             .map(|(t, c)| {
-                inst(6, vec![(*t).into(), (*c).into()], html(format!("{W}/?s={}", urlenc(t)), "", (*c).into(), false))
+                inst(
+                    6,
+                    vec![(*t).into(), (*c).into()],
+                    html(format!("{W}/?s={}", encode_query(t)), "", (*c).into(), false),
+                )
             })
             .collect(),
     );
@@ -308,7 +296,7 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
     );
     let list_check = |status: &str, p: &Post| {
         html(
-            format!("{W}/wp-admin/edit.php?post_status={status}&s={}", urlenc(&p.title)),
+            format!("{W}/wp-admin/edit.php?post_status={status}&s={}", encode_query(&p.title)),
             "document.querySelector(\".wp-list-table\").innerText",
             p.title.clone(),
             false,
@@ -398,67 +386,4 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
 /// The 79 WordPress tasks of version `v`.
 pub fn generate(v: Version) -> Vec<GeneratedTask> {
     assemble(Site::Wordpress, instances(v), Site::Wordpress.n_tasks())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use skillshift_common::evaluate::Verdict;
-    use skillshift_common::task::EvalType;
-
-    use super::*;
-    use crate::magento::kit::testing;
-
-    #[test]
-    fn counts_mix_and_alignment() {
-        let v1 = generate(Version::V1);
-        let v2 = generate(Version::V2);
-        assert_eq!(v1.len(), 79);
-        assert_eq!(v2.len(), 79);
-        let mut mix: BTreeMap<&str, usize> = BTreeMap::new();
-        for (a, b) in v1.iter().zip(&v2) {
-            assert_eq!(a.task.intent, b.task.intent);
-            assert_eq!(a.task.instantiation_dict, b.task.instantiation_dict);
-            let kind = match a.task.eval.eval_types[0] {
-                EvalType::StringMatch => "string",
-                EvalType::ProgramHtml => "program",
-                EvalType::UrlMatch => "url",
-            };
-            *mix.entry(kind).or_default() += 1;
-            assert_eq!(a.task.require_reset, kind == "program");
-        }
-        assert_eq!(mix, BTreeMap::from([("program", 27), ("string", 32), ("url", 20)]));
-        let templates: std::collections::BTreeSet<u32> = v1.iter().map(|t| t.task.intent_template_id).collect();
-        assert!(templates.len() >= 12);
-        let lens: Vec<usize> = v2.iter().map(|t| t.solution.len()).collect();
-        assert!(lens.iter().min() <= Some(&3) && lens.iter().max() >= Some(&8), "difficulty spread: {lens:?}");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn every_v1_task_is_solved_by_its_solution_and_not_by_nothing() {
-        let bad = testing::check_all(Site::Wordpress, Version::V1, &generate(Version::V1)).await;
-        assert!(bad.is_empty(), "{} failures:\n{}", bad.len(), bad.join("\n\n"));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn every_v2_task_is_solved_by_its_solution_and_not_by_nothing() {
-        let bad = testing::check_all(Site::Wordpress, Version::V2, &generate(Version::V2)).await;
-        assert!(bad.is_empty(), "{} failures:\n{}", bad.len(), bad.join("\n\n"));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn v1_solutions_fail_on_v2_where_the_site_differs() {
-        let (v1, v2) = (generate(Version::V1), generate(Version::V2));
-        let mut differing = 0;
-        for (a, b) in v1.iter().zip(&v2) {
-            if a.solution == b.solution && a.task.eval == b.task.eval {
-                continue;
-            }
-            differing += 1;
-            let (v, why) = testing::run(Site::Wordpress, Version::V2, b, &a.solution).await;
-            assert_ne!(v, Verdict::Pass, "v1 solution passes on v2: {why}");
-        }
-        assert!(differing >= 15, "only {differing} tasks differ between versions");
-    }
 }

@@ -5,7 +5,9 @@
 
 use skillshift_common::Version;
 
-use crate::magento::web::{esc, urlenc};
+use crate::kit::layout::{current, document};
+use crate::kit::text::esc;
+use crate::kit::url::encode_query;
 
 /// (label, href) of a submenu item.
 type Sub = (&'static str, &'static str);
@@ -112,12 +114,8 @@ pub fn section_of(file: &str, post_type: Option<&str>) -> &'static str {
     }
 }
 
-/// A notice shown once after a redirect.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Notice {
-    pub error: bool,
-    pub text: String,
-}
+/// A notice shown once after a redirect (WordPress's name for a flash).
+pub use crate::kit::state::Flash as Notice;
 
 pub fn notice_html(n: &Notice) -> String {
     let (role, class) = if n.error { ("alert", "notice-error") } else { ("status", "notice-success") };
@@ -126,11 +124,7 @@ pub fn notice_html(n: &Notice) -> String {
 
 /// The shared page shell; `body_class` distinguishes the admin, the editor and the public site.
 pub fn shell(title: &str, body_class: &str, css: &str, body: &str) -> String {
-    format!(
-        "<!doctype html><html lang=\"en-US\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}{css}</style>\
-         <script src=\"/static/behaviors.js\" defer></script></head><body class=\"{body_class}\">{body}</body></html>",
-        esc(title)
-    )
+    document("lang=\"en-US\"", title, &[CSS, css], body_class, body)
 }
 
 /// The toolbar at the top of every admin screen.
@@ -168,7 +162,7 @@ pub fn admin_page(
         } else {
             String::new()
         };
-        let aria = if cur { " aria-current=\"page\"" } else { "" };
+        let aria = current(cur);
         nav.push_str(&format!(
             "<li class=\"menu-top{}\"><a href=\"/wp-admin/{href}\"{aria}>{label}{bubble}</a>",
             if cur { " current" } else { "" }
@@ -176,7 +170,7 @@ pub fn admin_page(
         if !subs.is_empty() {
             nav.push_str(&format!("<ul class=\"wp-submenu\"{}>", if cur { "" } else { " hidden" }));
             for (l, h) in subs {
-                let c = if cur && h == current_href { " aria-current=\"page\"" } else { "" };
+                let c = current(cur && h == current_href);
                 nav.push_str(&format!("<li><a href=\"/wp-admin/{h}\"{c}>{l}</a></li>"));
             }
             nav.push_str("</ul>");
@@ -264,8 +258,9 @@ pub fn quoted(title: &str) -> String {
     format!("“{}”", esc(title))
 }
 
+/// A query value, encoded for a link.
 pub fn q(s: &str) -> String {
-    urlenc(s)
+    encode_query(s)
 }
 
 const CSS: &str = "body{margin:0;font:13px/1.4 -apple-system,'Segoe UI',Roboto,sans-serif;color:#1d2327;background:#f0f0f1}\

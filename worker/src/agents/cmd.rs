@@ -1,4 +1,5 @@
-//! The `cmd:<command line>` agent: an external process speaking formats §10 over stdio.
+//! The `cmd:<command line>` agent: an external process speaking the agent protocol (`docs/formats.md`, agent
+//! protocol) over stdio.
 //!
 //! The command line is split like a POSIX shell would (quotes, escapes; no expansion) and started once per
 //! attempt. The harness writes JSON lines to its stdin: one `task` message, then one `observation` per step.
@@ -6,7 +7,9 @@
 //! `skill_report` lines for skills it ran itself. Its stderr is logged through tracing. Every reply has a
 //! deadline; a line that is not such a message, a line over [`MAX_LINE_BYTES`], or the agent closing its
 //! stdout is an [`AgentError`], which ends the attempt as `error` (`agent`). The child runs in its own process
-//! group, which is killed when the agent is dropped, helpers it started included.
+//! group, which is killed when the agent is dropped, helpers it started included. The task that logs its
+//! stderr belongs to the agent's own [`TaskCenter`]; dropping the agent cancels it, after it has logged
+//! what the agent wrote last (within [`STDERR_DRAIN`]).
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -15,6 +18,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::json;
+use skillshift_tasks::TaskCenter;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
@@ -25,6 +29,8 @@ use crate::agent::{Agent, AgentError, Move, Observation, Reply, SkillReport, Tas
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// How long the agent may take to answer one observation, unless set with [`CmdAgent::with_reply_timeout`].
 pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long the stderr logger goes on, once the agent is dropped, logging what the agent wrote last.
+pub const STDERR_DRAIN: Duration = Duration::from_secs(1);
 
 pub struct CmdAgent {
     program: String,
@@ -34,6 +40,8 @@ pub struct CmdAgent {
     reply_timeout: Duration,
     /// Lines read from stdout so far, for error messages.
     lines_read: u64,
+    /// The owner of the stderr logger.
+    tasks: TaskCenter,
 }
 
 /// A message from the agent.
@@ -79,13 +87,28 @@ impl CmdAgent {
         let missing = || AgentError::Process("the agent's stdio pipes were not created".into());
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = child.stdout.take().ok_or_else(missing)?;
+        let tasks = TaskCenter::new(format!("cmd agent {program}"));
         if let Some(stderr) = child.stderr.take() {
             let prog = program.clone();
-            tokio::spawn(async move {
+            tasks.spawn("agent-stderr", move |token| async move {
+                let log = |line: String| tracing::info!(agent = %prog, "agent stderr: {line}");
                 let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::info!(agent = %prog, "agent stderr: {line}");
+                loop {
+                    tokio::select! {
+                        line = lines.next_line() => match line {
+                            Ok(Some(line)) => log(line),
+                            _ => return,
+                        },
+                        _ = token.cancelled() => break,
+                    }
                 }
+                // The agent was dropped and its process group killed: what it wrote last often says why.
+                let rest = async {
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        log(line);
+                    }
+                };
+                let _ = tokio::time::timeout(STDERR_DRAIN, rest).await;
             });
         }
         tracing::debug!(agent = %program, pid = child.id(), "agent process started");
@@ -96,6 +119,7 @@ impl CmdAgent {
             stdout: BufReader::new(stdout),
             reply_timeout: DEFAULT_REPLY_TIMEOUT,
             lines_read: 0,
+            tasks,
         })
     }
 
@@ -267,6 +291,7 @@ impl Drop for CmdAgent {
                 tracing::warn!(agent = %self.program, pid, error = %e, "cannot kill the agent's process group");
             }
         }
+        self.tasks.cancel();
     }
 }
 

@@ -18,7 +18,7 @@ use crate::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage
 use super::llm::{ChatMessage, ChatModel, LlmCallInfo, LlmConfig, LlmError, OpenAiClient};
 use super::prompt::{self, ReplyError, DEFAULT_MAX_OBS_CHARS};
 
-/// What the frozen comparison contract (formats §8) records of a reference-agent configuration.
+/// What the frozen comparison contract (`docs/formats.md`) records of a reference-agent configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContractFields {
     pub model: String,

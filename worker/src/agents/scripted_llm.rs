@@ -31,7 +31,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
+use skillshift_tasks::TaskCenter;
 
 /// The `model` every scripted reply names, so no record can mistake it for a real model.
 pub const SCRIPTED_MODEL: &str = "scripted-test-llm";
@@ -129,7 +129,8 @@ struct Shared {
 pub struct ScriptedLlm {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
+    /// The owner of the server task; cancelled on drop.
+    tasks: TaskCenter,
 }
 
 /// Prompt tokens reported per reply by [`ScriptedLlm::start`].
@@ -158,16 +159,14 @@ impl ScriptedLlm {
         let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let (tx, rx) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
-                let _ = rx.await;
-            });
+        let tasks = TaskCenter::new(format!("scripted llm {addr}"));
+        tasks.spawn("scripted-llm-server", move |token| async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(token.cancelled_owned());
             if let Err(e) = serve.await {
                 tracing::warn!(error = %e, "scripted test llm stopped");
             }
         });
-        Ok(ScriptedLlm { addr, shared, stop: Some(tx) })
+        Ok(ScriptedLlm { addr, shared, tasks })
     }
 
     /// The value for `OPENAI_BASE_URL`: `http://127.0.0.1:PORT/v1`.
@@ -192,9 +191,7 @@ impl ScriptedLlm {
 
 impl Drop for ScriptedLlm {
     fn drop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
+        self.tasks.cancel();
     }
 }
 

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use skillshift_common::{AttemptSpec, Outcome, Record, Site, Version};
+use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use tokio_util::sync::CancellationToken;
 
 use crate::executor::Executor;
@@ -64,16 +64,11 @@ pub fn simulated_record(spec: &AttemptSpec) -> Record {
     let mut unit = Mix(seed_of(&[&spec.treatment, &uid, spec.condition.as_str(), &rep], spec.seed));
     let attempt = spec.attempt.to_string();
     let mut this_attempt = Mix(seed_of(&[&spec.treatment, &uid, spec.condition.as_str(), &rep, &attempt], spec.seed));
-    let mut r = Record::new(spec.uid, spec.condition);
-    r.treatment = Some(spec.treatment.clone());
-    r.rep = Some(spec.rep);
-    r.attempt = Some(spec.attempt);
-    r.sweep = Some(spec.sweep.clone());
-    r.config_digest = spec.config_digest.clone();
+    let mut r = Record::for_attempt(spec);
     // A few attempts hit an infrastructure fault, drawn per attempt so a retry can succeed.
     if this_attempt.chance(30) {
         r.outcome = Some(Outcome::Error);
-        r.error = Some("browser".into());
+        r.error = Some(ErrorReason::Browser.as_str().into());
         return r;
     }
     let shifted = spec.condition.version() == Version::V2;
@@ -134,7 +129,7 @@ impl Executor for SimulatedExecutor {
                 _ = cancel.cancelled() => {
                     rec = Record { success: None, steps: None, skill_calls: None, skill_failures: None, ..rec };
                     rec.outcome = Some(Outcome::Error);
-                    rec.error = Some("cancelled".into());
+                    rec.error = Some(ErrorReason::Cancelled.as_str().into());
                 }
             }
             rec.duration_ms = Some(started.elapsed().as_millis() as u64);
@@ -181,6 +176,7 @@ mod tests {
                 successes += a.success.unwrap_or(false) as u32;
             }
             assert_eq!(a.skill_calls, None, "no library, no executable skills");
+            assert_eq!(a.identity_mismatch(&spec(task, 0)), None, "identity stamped from the spec");
         }
         assert!((60..160).contains(&successes), "about half succeed: {successes}");
     }
@@ -192,6 +188,7 @@ mod tests {
         let fut = ex.execute(spec(1, 0), cancel.clone());
         cancel.cancel();
         let r = fut.await;
-        assert_eq!((r.outcome, r.error.as_deref()), (Some(Outcome::Error), Some("cancelled")));
+        assert_eq!((r.outcome, ErrorReason::of(&r)), (Some(Outcome::Error), Some(ErrorReason::Cancelled)));
+        assert_eq!(r.error.as_deref(), Some("cancelled"), "the text records carry");
     }
 }

@@ -2,15 +2,15 @@
 //! axum pages, task files in a temporary data directory, and a grid runner.
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use skillshift_common::skills::{SkillLibrary, Step, SKILLS_SCHEMA};
+use skillshift_common::skills::{SkillLibrary, Step};
 use skillshift_common::task::{Eval, EvalType, ReferenceAnswers, Task};
 use skillshift_common::{AttemptSpec, Condition, Site, Uid, Version};
-use skillshift_worker::sites::{Endpoint, ResetPolicy, SiteError, SiteManager};
+use skillshift_worker::sites::{DirtySites, Endpoint, ResetPolicy, SiteError, SiteManager};
 
 /// Serves `router` on a free loopback port and returns its base URL.
 pub async fn serve(router: axum::Router) -> String {
@@ -25,12 +25,12 @@ pub async fn serve(router: axum::Router) -> String {
 /// One test page set standing in for gitlab v1, with no reset and no login.
 pub struct TestSites {
     pub base: String,
-    dirty: Mutex<HashSet<(Site, Version)>>,
+    dirty: DirtySites,
 }
 
 impl TestSites {
     pub fn new(base: String) -> Self {
-        TestSites { base, dirty: Mutex::new(HashSet::new()) }
+        TestSites { base, dirty: DirtySites::new() }
     }
 }
 
@@ -50,8 +50,14 @@ impl SiteManager for TestSites {
     fn policy(&self) -> ResetPolicy {
         ResetPolicy::Never
     }
-    fn dirty(&self) -> &Mutex<HashSet<(Site, Version)>> {
-        &self.dirty
+    fn needs_reset(&self, site: Site, version: Version) -> bool {
+        self.dirty.needs_reset(self.policy(), site, version)
+    }
+    fn mark_dirty(&self, site: Site, version: Version) {
+        self.dirty.mark_dirty(site, version);
+    }
+    fn mark_clean(&self, site: Site, version: Version) {
+        self.dirty.mark_clean(site, version);
     }
 }
 
@@ -110,16 +116,11 @@ pub fn spec(uid: Uid, condition: Condition, seed: u64, timeout_ms: u64, skills: 
     }
 }
 
-/// The example library of one site, as the fixture sites define it.
-pub fn example_library(site: Site) -> SkillLibrary {
-    SkillLibrary { schema: SKILLS_SCHEMA.into(), method: "example".into(), skills: skillshift_sites::skills(site) }
-}
-
-/// Checks records against formats §3 with the project's own validator.
+/// Checks records against the record format (`docs/formats.md`, records) with the project's own validator.
 pub fn validate(records: &[skillshift_common::Record]) {
     let text: String = records.iter().map(|r| serde_json::to_string(r).expect("json") + "\n").collect();
-    if let Err(e) = skillshift_common::records::read(std::io::Cursor::new(text), Path::new("per_task.jsonl")) {
-        panic!("records are not valid per formats §3: {e}");
+    if let Err(e) = skillshift_analysis::records::read(std::io::Cursor::new(text), Path::new("per_task.jsonl")) {
+        panic!("records are not valid per docs/formats.md (records): {e}");
     }
 }
 

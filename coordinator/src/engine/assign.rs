@@ -1,0 +1,80 @@
+//! Assignment: the scheduler ([`crate::scheduler`], a pure function) picks
+//! which worker runs which site-version of which sweep; this turns each pick
+//! into a new attempt of the next queued unit: its lease (granted, and written
+//! to the store with the wall-clock start), its span, and the `Assign`
+//! message that carries the attempt spec.
+
+use std::time::Instant;
+
+use skillshift_proto::convert::AttemptKey;
+
+use super::units::{Slot, UnitStatus};
+use super::{Effect, Engine, Outbound};
+use crate::planner;
+use crate::scheduler::{self, SweepView, WorkerView};
+use crate::store::{AttemptRow, StoreOp};
+
+impl Engine {
+    /// Assigns queued units to workers with credits (the scheduler decides).
+    pub fn schedule(&mut self, now: Instant) {
+        if self.draining || self.sweeps.is_empty() {
+            return;
+        }
+        let stale = self.heartbeat * 3;
+        let ids: Vec<String> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| w.conn.is_some() && w.credits > 0 && now.duration_since(w.last_seen) <= stale)
+            .map(|(id, _)| id.clone())
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        let views: Vec<WorkerView> = ids
+            .iter()
+            .filter_map(|id| self.workers.get(id))
+            .map(|w| WorkerView { hosts: w.mask, credits: w.credits, affinity: w.affinity })
+            .collect();
+        let active: Vec<usize> =
+            (0..self.sweeps.len()).filter(|&i| self.sweeps[i].queued.iter().any(|q| *q > 0)).collect();
+        if active.is_empty() {
+            return;
+        }
+        let sweeps: Vec<SweepView> = active
+            .iter()
+            .map(|&i| SweepView { queued: self.sweeps[i].queued, running: self.sweeps[i].running })
+            .collect();
+        for pick in scheduler::schedule(&views, &sweeps) {
+            let worker = &ids[pick.worker];
+            let s = &mut self.sweeps[active[pick.sweep]];
+            let Some(unit) = s.pop(pick.sv) else { continue };
+            let attempt = s.slots[unit as usize].len() as u32;
+            s.slots[unit as usize].push(Slot::Running);
+            s.status[unit as usize] = UnitStatus::Running;
+            s.running += 1;
+            s.first_assign.get_or_insert(now);
+            let key = AttemptKey { sweep: s.meta.id.clone(), unit, attempt };
+            let mut spec = planner::attempt_spec(
+                &s.meta.id,
+                &s.meta.spec,
+                &s.meta.config_digest,
+                &s.units[unit as usize],
+                attempt,
+            );
+            let row = AttemptRow { worker: worker.clone(), started_ms: self.clock.wall_ms() };
+            self.ops.push(StoreOp::Attempt(key.clone(), row));
+            spec.traceparent = self.spans.open_attempt(&key, &spec, worker);
+            if attempt > 0 {
+                self.metrics.unit_reassigned();
+            }
+            self.leases.grant(key.clone(), worker, now);
+            let Some(w) = self.workers.get_mut(worker) else { continue };
+            w.credits = w.credits.saturating_sub(1);
+            w.affinity = Some(pick.sv);
+            if let Some(conn) = w.conn.clone() {
+                let msg = Outbound::Assign(key, Box::new(spec));
+                self.effects.push(Effect::Send { worker: worker.clone(), conn, msg });
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! `skillshift run`: one attempt, for debugging. The attempt spec is built by
+//! hand from the settings, run against the embedded sites or a `--sites`
+//! file, and its trajectory is shown as it happens.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use skillshift_common::{AttemptSpec, Condition, Record, Uid};
+use skillshift_worker::browser::{BrowserConfig, Driver};
+use skillshift_worker::perturb::Profile;
+use skillshift_worker::run_executor::factory_for;
+use skillshift_worker::runloop::{run_attempt, Event, EventSink, RunContext};
+use skillshift_worker::sites::ResetPolicy;
+use skillshift_worker::CancellationToken;
+
+use crate::settings::Skills;
+use crate::workers::SiteChoice;
+
+/// One attempt to run by hand.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub uid: Uid,
+    pub condition: Condition,
+    pub agent: String,
+    pub model: Option<String>,
+    pub max_steps: u32,
+    pub task_timeout_s: u64,
+    pub seed: u64,
+    pub rep: u32,
+    pub skills: Skills,
+    pub data: PathBuf,
+    pub profile: Option<PathBuf>,
+    /// A `--sites` file; `None` serves the fixture sites in this process.
+    pub sites: Option<PathBuf>,
+    pub reset_policy: ResetPolicy,
+    pub screenshots: Option<PathBuf>,
+}
+
+/// Refuses an unknown agent, or a `reference` agent without an LLM endpoint configured,
+/// before a browser is started: bad input is exit 2, not an `error` record.
+pub fn check_agent(agent: &str, model: Option<String>) -> anyhow::Result<()> {
+    match agent {
+        "skills" => Ok(()),
+        "reference" => {
+            skillshift_worker::agents::llm::LlmConfig::from_env(model).context("--agent reference")?;
+            Ok(())
+        }
+        other => match other.strip_prefix("cmd:") {
+            Some(cmd) if !cmd.trim().is_empty() => Ok(()),
+            _ => bail!("--agent '{other}': expected skills, reference or cmd:<command line>"),
+        },
+    }
+}
+
+/// The spec of the attempt, checked against the task files before anything starts.
+pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
+    let uid = s.uid;
+    if uid.version != s.condition.version() {
+        bail!("uid {uid} is a {} task but --condition {} runs {}", uid.version, s.condition, s.condition.version());
+    }
+    if s.max_steps == 0 {
+        bail!("--max-steps must be at least 1");
+    }
+    check_agent(&s.agent, s.model.clone())?;
+    let task_file = skillshift_common::task::task_file_path(&s.data, uid.site, uid.version);
+    let n_tasks = if task_file.exists() {
+        skillshift_common::task::load_task_file(&task_file, uid.site)?.len()
+    } else {
+        skillshift_sites::tasks(uid.site, uid.version).len()
+    };
+    if uid.task_id as usize >= n_tasks {
+        bail!("uid {uid}: {}.{} has {n_tasks} tasks (ids 0..{})", uid.site, uid.version, n_tasks.saturating_sub(1));
+    }
+    let skills = match &s.skills {
+        // The example library, limited to the uid's site when it comes from the fixture sites.
+        Skills::Example if !s.data.join("skills").join("example.json").exists() => {
+            Some(skillshift_common::skills::SkillLibrary {
+                schema: skillshift_common::skills::SKILLS_SCHEMA.into(),
+                method: "example".into(),
+                skills: skillshift_sites::skills(uid.site),
+            })
+        }
+        other => crate::spec::library(other, &s.data)?,
+    };
+    Ok(AttemptSpec {
+        sweep: "local-run".into(),
+        treatment: skills.as_ref().map(|l| l.method.clone()).unwrap_or_else(|| "CONTROL".into()),
+        uid,
+        condition: s.condition,
+        rep: s.rep,
+        attempt: 0,
+        seed: s.seed,
+        max_steps: s.max_steps,
+        task_timeout_ms: s.task_timeout_s.saturating_mul(1000),
+        agent: s.agent.clone(),
+        model: s.model.clone(),
+        skills,
+        perturbation_profile: None,
+        config_digest: None,
+        traceparent: None,
+    })
+}
+
+/// Runs the attempt, handing every trajectory event to `sink`, and returns its record.
+pub async fn run(s: &RunSettings, spec: &AttemptSpec, sink: EventSink) -> anyhow::Result<Record> {
+    let profile = match &s.profile {
+        Some(p) => Profile::load(p)?,
+        None => Profile::default_profile(),
+    };
+    let choice = match &s.sites {
+        Some(path) => SiteChoice::File(path.clone()),
+        None => SiteChoice::Embedded(s.reset_policy),
+    };
+    let sites = crate::workers::open_sites(&choice).await?;
+    let mut ctx = RunContext::new(sites, crate::workers::task_source(&s.data), "local");
+    ctx.profile = profile;
+    ctx.screenshots = s.screenshots.clone();
+    let driver = Driver::new(BrowserConfig::default());
+    let record = run_attempt(&ctx, &driver, spec, factory_for(spec), Some(sink), CancellationToken::new()).await;
+    driver.shutdown().await;
+    Ok(record)
+}
+
+/// One trajectory event as the terminal shows it; observations only when asked for.
+pub fn show(e: &Event, observations: bool) -> Option<String> {
+    Some(match e {
+        Event::Observation { step, text } => {
+            if !observations {
+                return None;
+            }
+            format!("observation {step}:\n{text}")
+        }
+        Event::Step { step, url, action, error } => match error {
+            Some(err) => format!("step {step:>2}  {action}  [{url}]\n         error: {err}"),
+            None => format!("step {step:>2}  {action}  [{url}]"),
+        },
+        Event::Skill { step, name, ok, error, answer } => {
+            let mut s = format!("step {step:>2}  skill {name}: {}", if *ok { "ok" } else { "FAILED" });
+            if let Some(e) = error {
+                s.push_str(&format!("\n         error: {e}"));
+            }
+            if let Some(a) = answer {
+                s.push_str(&format!("\n         read: {a:?}"));
+            }
+            s
+        }
+        Event::Reported { step, name, ok, error } => {
+            format!(
+                "step {step:>2}  reported skill {name}: {}{}",
+                if *ok { "ok" } else { "FAILED" },
+                error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+            )
+        }
+        Event::Score { details } => details.iter().map(|d| format!("score    {d}")).collect::<Vec<_>>().join("\n"),
+        Event::Note(n) => format!("note     {n}"),
+    })
+}

@@ -1,0 +1,136 @@
+//! Validated settings of the experiment's commands, free of any CLI crate: the
+//! binary parses flags into these, tests build them directly.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use skillshift_common::{Condition, Site};
+use skillshift_coordinator::client::Client;
+use skillshift_proto::channel::ClientTls;
+
+/// How to reach the coordinator.
+#[derive(Debug, Clone)]
+pub struct Connect {
+    pub coordinator: String,
+    /// The shared token; `None` sends none.
+    pub token: Option<String>,
+    /// PEM CA certificate that verifies the coordinator (implies TLS).
+    pub ca: Option<PathBuf>,
+    /// PEM client certificate and key, for a coordinator that requires mutual TLS.
+    pub identity: Option<(PathBuf, PathBuf)>,
+}
+
+impl Connect {
+    /// A connection to a coordinator on loopback with a token and no TLS (`skillshift local`).
+    pub fn plain(coordinator: String, token: Option<String>) -> Connect {
+        Connect { coordinator, token, ca: None, identity: None }
+    }
+
+    pub fn tls(&self) -> ClientTls {
+        ClientTls { ca: self.ca.clone(), identity: self.identity.clone() }
+    }
+
+    pub async fn client(&self) -> anyhow::Result<Client> {
+        let token = self.token.as_deref().filter(|t| !t.is_empty());
+        Ok(Client::connect(&self.coordinator, token, &self.tls()).await?)
+    }
+}
+
+/// Where the treatment's skill library comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Skills {
+    /// `data/skills/example.json`, or the fixture sites' own library when that file is absent.
+    Example,
+    /// No library (a `CONTROL`-like treatment).
+    None,
+    File(PathBuf),
+}
+
+impl Skills {
+    /// `none`, a path, or nothing for the example library.
+    pub fn from_flag(flag: Option<&str>) -> Skills {
+        match flag {
+            None => Skills::Example,
+            Some("none") => Skills::None,
+            Some(path) => Skills::File(PathBuf::from(path)),
+        }
+    }
+}
+
+/// What a sweep runs: everything the planner needs, before the data directory is read.
+#[derive(Debug, Clone)]
+pub struct SweepSettings {
+    pub sites: Vec<Site>,
+    pub conditions: Vec<Condition>,
+    /// A file shaped like `data/calibration_set.json` that limits each listed site to its families.
+    pub families: Option<PathBuf>,
+    /// Method label (default: the library's `method`, or `CONTROL` without skills).
+    pub treatment: Option<String>,
+    pub skills: Skills,
+    pub agent: String,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub temperature: Option<f64>,
+    pub count: u32,
+    pub max_steps: u32,
+    pub task_timeout_s: u64,
+    pub max_retries: u32,
+    pub seed: u64,
+    pub cost_budget_usd: Option<f64>,
+    /// Perturbation profile (default `data/perturbations/default.json` when present).
+    pub profile: Option<PathBuf>,
+    /// Data directory: tasks/, skills/, perturbations/, DIGESTS.json.
+    pub data: PathBuf,
+}
+
+impl SweepSettings {
+    /// The defaults of `sweep start`: the full grid, one rep, the `skills` agent with the example library.
+    pub fn full_grid(data: PathBuf) -> SweepSettings {
+        SweepSettings {
+            sites: Site::ALL.to_vec(),
+            conditions: Condition::ALL.to_vec(),
+            families: None,
+            treatment: None,
+            skills: Skills::Example,
+            agent: "skills".into(),
+            model: None,
+            provider: None,
+            temperature: None,
+            count: 1,
+            max_steps: 10,
+            task_timeout_s: 600,
+            max_retries: 2,
+            seed: 0,
+            cost_budget_usd: None,
+            profile: None,
+            data,
+        }
+    }
+
+    /// The checks that need no file: counts, budgets and the agent's requirements.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if self.sites.is_empty() {
+            bail!("--sites names no site");
+        }
+        if self.conditions.is_empty() {
+            bail!("--conditions names no condition");
+        }
+        if self.count == 0 {
+            bail!("--count must be at least 1");
+        }
+        if self.max_steps == 0 {
+            bail!("--max-steps must be at least 1");
+        }
+        if let Some(b) = self.cost_budget_usd {
+            if !b.is_finite() || b <= 0.0 {
+                bail!("--cost-budget must be a positive number of USD, got {b}");
+            }
+        }
+        if let Some(t) = self.temperature {
+            if !t.is_finite() || t < 0.0 {
+                bail!("--temperature must be a non-negative number, got {t}");
+            }
+        }
+        Ok(())
+    }
+}

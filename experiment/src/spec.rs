@@ -1,0 +1,126 @@
+//! The sweep spec from a data directory: the skill library, the families file,
+//! the perturbation profile, task file digests and image digests, read and
+//! checked before anything is submitted.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use skillshift_common::skills::{SkillLibrary, SKILLS_SCHEMA};
+use skillshift_common::{Site, Version};
+use skillshift_coordinator::planner::{digest_json, SweepSpec, TreatmentSpec};
+
+use crate::settings::{Skills, SweepSettings};
+
+/// The treatment's library as the settings name it.
+pub fn library(skills: &Skills, data: &Path) -> anyhow::Result<Option<SkillLibrary>> {
+    Ok(match skills {
+        Skills::None => None,
+        Skills::File(path) => Some(SkillLibrary::load(path)?),
+        Skills::Example => Some(example_library(data)?),
+    })
+}
+
+/// The example library: data/skills/example.json, else the fixture sites' own.
+pub fn example_library(data: &Path) -> anyhow::Result<SkillLibrary> {
+    let path = data.join("skills").join("example.json");
+    if path.exists() {
+        return Ok(SkillLibrary::load(&path)?);
+    }
+    Ok(SkillLibrary {
+        schema: SKILLS_SCHEMA.into(),
+        method: "example".into(),
+        skills: Site::ALL.iter().flat_map(|s| skillshift_sites::skills(*s)).collect(),
+    })
+}
+
+/// Reads a `--families` file shaped like data/calibration_set.json.
+pub fn read_families(path: &Path) -> anyhow::Result<BTreeMap<Site, Vec<u32>>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let Some(sites) = v.get("sites").and_then(|s| s.as_object()) else {
+        bail!("{}: expected an object with \"sites\": {{\"<site>\": {{\"families\": [...]}}}}", path.display());
+    };
+    let mut out = BTreeMap::new();
+    for (name, entry) in sites {
+        let site: Site = name.parse().with_context(|| format!("{}: sites", path.display()))?;
+        let Some(ids) = entry.get("families").and_then(|f| f.as_array()) else {
+            bail!("{}: sites.{name}.families is missing or not an array", path.display());
+        };
+        let ids = ids
+            .iter()
+            .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
+            .collect::<Option<Vec<u32>>>()
+            .with_context(|| {
+                format!("{}: sites.{name}.families holds a value that is not a task id", path.display())
+            })?;
+        out.insert(site, ids);
+    }
+    Ok(out)
+}
+
+fn sha256_file(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("{}: not JSON", path.display()))?;
+    Ok(digest_json(&v))
+}
+
+/// The sweep spec the settings describe, with the data directory's digests.
+pub fn build(s: &SweepSettings) -> anyhow::Result<SweepSpec> {
+    s.validate()?;
+    let library = library(&s.skills, &s.data)?;
+    let name = s.treatment.clone().unwrap_or_else(|| match &library {
+        Some(l) => l.method.clone(),
+        None => "CONTROL".into(),
+    });
+    let mut spec = SweepSpec::full_grid(TreatmentSpec { name, skills: library });
+    spec.agent = s.agent.clone();
+    spec.model = s.model.clone();
+    spec.provider = s.provider.clone();
+    spec.temperature = s.temperature;
+    spec.sites = s.sites.clone();
+    spec.conditions = s.conditions.clone();
+    if let Some(f) = &s.families {
+        let mut families = read_families(f)?;
+        families.retain(|site, _| s.sites.contains(site));
+        spec.families = families;
+    }
+    spec.count = s.count;
+    spec.max_steps = s.max_steps;
+    spec.task_timeout_s = s.task_timeout_s;
+    spec.max_retries = s.max_retries;
+    spec.seed = s.seed;
+    spec.cost_budget_usd = s.cost_budget_usd;
+    let profile = s.profile.clone().or_else(|| {
+        let p = s.data.join("perturbations").join("default.json");
+        p.exists().then_some(p)
+    });
+    if let Some(p) = profile {
+        let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        spec.perturbation_profile =
+            Some(serde_json::from_str(&text).with_context(|| format!("{}: not JSON", p.display()))?);
+    }
+    for site in &spec.sites {
+        for v in Version::ALL {
+            let path = skillshift_common::task::task_file_path(&s.data, *site, *v);
+            if path.exists() {
+                spec.task_file_digests.insert(format!("{site}.{v}.json"), sha256_file(&path)?);
+            }
+        }
+    }
+    let digests = s.data.join("DIGESTS.json");
+    if digests.exists() {
+        let text = std::fs::read_to_string(&digests).with_context(|| format!("reading {}", digests.display()))?;
+        let map: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(&text).with_context(|| format!("{}: expected an object", digests.display()))?;
+        spec.image_digests = map.into_iter().filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_string()))).collect();
+    }
+    spec.validate()?;
+    Ok(spec)
+}
+
+/// How many units a spec plans (0 when it cannot be planned).
+pub fn units(spec: &SweepSpec) -> usize {
+    skillshift_coordinator::planner::plan(spec).map(|u| u.len()).unwrap_or(0)
+}

@@ -1,0 +1,97 @@
+//! The one worker builder, used by `skillshift worker`, `local` and `run`:
+//! where the sites are, where the tasks come from, and the executor that runs
+//! attempts (a browser per slot, or the simulated executor).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use skillshift_common::{Site, Version};
+use skillshift_worker::browser::BrowserConfig;
+use skillshift_worker::executor::Executor;
+use skillshift_worker::remote::simulate::SimulatedExecutor;
+use skillshift_worker::run_executor::BrowserExecutor;
+use skillshift_worker::runloop::{RunContext, TaskSource};
+use skillshift_worker::sites::{Remote, ResetPolicy, SiteManager};
+
+use crate::embedded::{generated_tasks, Embedded};
+
+/// Where a worker's sites are.
+#[derive(Debug, Clone)]
+pub enum SiteChoice {
+    /// The fixture sites, served in this process.
+    Embedded(ResetPolicy),
+    /// A `--sites` file: env-ctrl containers or external URLs.
+    File(PathBuf),
+}
+
+/// What runs a worker's attempts.
+#[derive(Debug, Clone)]
+pub enum Runs {
+    /// Headless Chromium against these sites.
+    Browser(SiteChoice),
+    /// No browser: each attempt takes about this long and yields a made-up record.
+    Simulated(Duration),
+}
+
+/// Everything that makes a worker, validated.
+#[derive(Debug, Clone)]
+pub struct WorkerPlan {
+    pub name: String,
+    pub runs: Runs,
+    /// Attempts run at once (one browser each).
+    pub slots: u32,
+    /// Attempts one Chromium serves before it is replaced.
+    pub browser_reuse: u32,
+    /// Data directory with tasks/ (the fixture tasks are generated when it has none).
+    pub data: PathBuf,
+}
+
+/// The sites of a choice, started or loaded.
+pub async fn open_sites(choice: &SiteChoice) -> anyhow::Result<Arc<dyn SiteManager>> {
+    Ok(match choice {
+        SiteChoice::Embedded(policy) => Arc::new(Embedded::start(*policy).await?),
+        SiteChoice::File(path) => Arc::new(Remote::load(path)?),
+    })
+}
+
+/// The task files of `data` when it has them, else the fixture sites' generated tasks.
+pub fn task_source(data: &Path) -> TaskSource {
+    let probe = skillshift_common::task::task_file_path(data, Site::Gitlab, Version::V1);
+    if probe.exists() {
+        TaskSource::Dir(data.to_path_buf())
+    } else {
+        generated_tasks()
+    }
+}
+
+/// A built worker's executor, and its browsers when it has any (to shut down at the end).
+pub struct BuiltWorker {
+    pub executor: Arc<dyn Executor>,
+    browser: Option<Arc<BrowserExecutor>>,
+}
+
+impl BuiltWorker {
+    /// Closes the browsers, if any.
+    pub async fn shutdown(&self) {
+        if let Some(b) = &self.browser {
+            b.shutdown().await;
+        }
+    }
+}
+
+/// Builds the executor a plan describes.
+pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
+    match &plan.runs {
+        Runs::Simulated(ms) => {
+            Ok(BuiltWorker { executor: Arc::new(SimulatedExecutor::new(*ms, plan.slots as usize)), browser: None })
+        }
+        Runs::Browser(choice) => {
+            let sites = open_sites(choice).await?;
+            let ctx = RunContext::new(sites, task_source(&plan.data), plan.name.clone());
+            let browser = BrowserConfig { reuse: plan.browser_reuse, ..BrowserConfig::default() };
+            let ex = Arc::new(BrowserExecutor::new(ctx, browser, plan.slots as usize));
+            Ok(BuiltWorker { executor: ex.clone(), browser: Some(ex) })
+        }
+    }
+}
