@@ -14,8 +14,13 @@ judge is a deterministic stand-in (fuzzy: the reference is a substring of the
 answer; unachievable reason: the answer says "because") whose calls are logged;
 with "judge": false a call to it is reported as {"verdict": "invalid"}.
 
+"browser_cases": [{"id", "url", "eval"}] are scored on real pages instead: each URL is
+loaded in Playwright's Chromium (CHROMIUM, default /usr/lib/chromium/chromium) and
+WebArena's evaluator reads that page.
+
 Output: {"cases": [{"id", "verdict": "pass"|"fail"|"invalid", "error"?, "opened": [url],
-"judge_calls": [[kind, pred, reference, question]]}], "tokens": [[token, ...]]}.
+"judge_calls": [[kind, pred, reference, question]]}], "tokens": [[token, ...]],
+"browser_cases": [{"id", "verdict", "error"?}]}.
 """
 import json
 import os
@@ -131,11 +136,47 @@ def run(case):
     return out
 
 
+def run_in_browser(cases):
+    """Scores cases on real pages: each is loaded in Playwright's Chromium first."""
+    if not cases:
+        return []
+    from playwright.sync_api import sync_playwright
+
+    out = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/lib/chromium/chromium"),
+                                    args=["--no-sandbox"])
+        for case in cases:
+            page = browser.new_page()
+            page.goto(case["url"])
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump({"sites": ["gitlab"], "task_id": 0, "require_login": False, "storage_state": None,
+                           "start_url": case["url"], "geolocation": None, "intent_template": "",
+                           "instantiation_dict": {}, "intent": "", "require_reset": False,
+                           "eval": case["eval"], "intent_template_id": 0}, f)
+                path = f.name
+            res = {"id": case["id"]}
+            try:
+                trajectory = [{"observation": {}, "info": {}}, create_stop_action("")]
+                score = ev.evaluator_router(path)(trajectory, path, page, None)
+                res["verdict"] = "pass" if score == 1.0 else "fail"
+            except Exception as e:
+                res["verdict"] = "invalid"
+                res["error"] = f"{type(e).__name__}: {e}"
+            finally:
+                os.unlink(path)
+                page.close()
+            out.append(res)
+        browser.close()
+    return out
+
+
 def main():
     data = json.load(sys.stdin)
     result = {
         "cases": [run(c) for c in data.get("cases", [])],
         "tokens": [word_tokenize(t) for t in data.get("tokens", [])],
+        "browser_cases": run_in_browser(data.get("browser_cases", [])),
     }
     json.dump(result, sys.stdout)
 

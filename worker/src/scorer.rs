@@ -25,10 +25,28 @@ pub struct Score {
 /// Playwright's `page.content()`: the doctype and the document element, serialised.
 pub const CONTENT_JS: &str = "(() => { let s = ''; if (document.doctype) s = new XMLSerializer().serializeToString(document.doctype); if (document.documentElement) s += document.documentElement.outerHTML; return s; })()";
 
-/// The JavaScript that evaluates a locator as WebArena does (`() => locator`, called).
+/// The JavaScript that evaluates a locator as WebArena does (`() => locator`,
+/// called), its value shaped as Playwright hands it to Python: a DOM node
+/// becomes the text `ref: <Node>`, `undefined` in an object `null`, and what
+/// JSON cannot carry (NaN, ±Infinity, -0, a Date) a `{"$py": text}` literal
+/// (see `skillshift_common::evaluate::python`).
 pub fn locator_js(expression: &str) -> String {
-    format!("(() => {expression})()")
+    format!("(() => {{ const value = (() => {expression})(); {PY_SHAPE} return py(value); }})()")
 }
+
+const PY_SHAPE: &str = "const py = x => { \
+    if (typeof Node !== 'undefined' && x instanceof Node) return 'ref: <Node>'; \
+    if (typeof x === 'number') { \
+      if (Number.isNaN(x)) return {'$py': 'nan'}; \
+      if (x === Infinity) return {'$py': 'inf'}; \
+      if (x === -Infinity) return {'$py': '-inf'}; \
+      if (Object.is(x, -0)) return {'$py': '-0.0'}; \
+      return x; } \
+    if (x instanceof Date) { const s = x.toISOString(); const ms = x.getUTCMilliseconds(); \
+      return {'$py': s.slice(0, 10) + ' ' + s.slice(11, 19) + (ms ? '.' + String(ms * 1000).padStart(6, '0') : '') + '+00:00'}; } \
+    if (Array.isArray(x)) return x.map(py); \
+    if (x && typeof x === 'object') { const o = {}; for (const k of Object.keys(x)) o[k] = x[k] === undefined ? null : py(x[k]); return o; } \
+    return x; };";
 
 /// The session as the evaluators' page reader: a check's URL is loaded in the
 /// same tab, and the final page reloaded when a later check reads `last`.
@@ -126,7 +144,7 @@ mod tests {
 
     #[test]
     fn locators_are_called_as_arrow_functions() {
-        assert_eq!(locator_js("document.title"), "(() => document.title)()");
+        assert!(locator_js("document.title").contains("const value = (() => document.title)();"));
         assert!(CONTENT_JS.contains("outerHTML"));
     }
 }

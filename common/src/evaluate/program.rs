@@ -52,7 +52,8 @@ pub trait PageReader {
     fn use_final_page(&mut self) -> impl Future<Output = Result<(), PageError>>;
     /// `page.content()`: the serialised HTML (doctype included) of the page read.
     fn content(&mut self) -> impl Future<Output = Result<String, PageError>>;
-    /// Evaluates `() => expression` in the page read; its value as JSON, `undefined` as `null`.
+    /// Evaluates `() => expression` in the page read; its value as JSON, `undefined` as `null`,
+    /// and what JSON cannot carry as a `{"$py": text}` literal (see [`super::python`]).
     fn eval(&mut self, expression: &str) -> impl Future<Output = Result<Value, PageError>>;
 }
 

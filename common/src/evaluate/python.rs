@@ -3,7 +3,9 @@
 //! * [`strip`]: `str.strip()` (Python's idea of whitespace);
 //! * [`str_of`]: `str(value)` of a value `page.evaluate` returned through
 //!   Playwright (JSON here: `null` reads `None`, `true` reads `True`, lists
-//!   and objects print as Python's `repr` prints them);
+//!   and objects print as Python's `repr` prints them; an object
+//!   `{"$py": text}` is a value JSON cannot carry, such as NaN or a date,
+//!   already printed by the page reader);
 //! * [`html_unescape`]: `html.unescape`, the HTML5 named references
 //!   included, with Python's rules for references without `;` and for
 //!   invalid numeric references.
@@ -21,6 +23,16 @@ pub fn strip(s: &str) -> &str {
     s.trim_matches(py_isspace)
 }
 
+/// The key of a Python literal the page reader printed itself (`{"$py": "nan"}`).
+pub const PY_LITERAL: &str = "$py";
+
+fn literal(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(map) if map.len() == 1 => map.get(PY_LITERAL).and_then(Value::as_str),
+        _ => None,
+    }
+}
+
 /// `str(v)` for a value Playwright returned from `page.evaluate`.
 pub fn str_of(v: &Value) -> String {
     match v {
@@ -31,6 +43,9 @@ pub fn str_of(v: &Value) -> String {
 
 /// `repr(v)`.
 pub fn repr(v: &Value) -> String {
+    if let Some(text) = literal(v) {
+        return text.to_string();
+    }
     match v {
         Value::Null => "None".to_string(),
         Value::Bool(true) => "True".to_string(),
@@ -273,6 +288,7 @@ mod tests {
         assert_eq!(str_of(&json!(["a", "it's", 1])), "['a', \"it's\", 1]");
         assert_eq!(str_of(&json!({"k": [true, null]})), "{'k': [True, None]}");
         assert_eq!(str_of(&json!(["a\nb\u{200b}"])), "['a\\nb\\u200b']");
+        assert_eq!(str_of(&json!([{"$py": "nan"}, {"$py": "-0.0"}])), "[nan, -0.0]");
     }
 
     #[test]
