@@ -452,7 +452,17 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                     ],
                     start: G.into(),
                     check: Check::Html(vec![
-                        html_check(url.clone(), "", vec![title, assignee, format!("Milestone {milestone}")]),
+                        html_check(url.clone(), "document.querySelector(\".issue-main h1\").outerText", vec![title]),
+                        html_check(
+                            url.clone(),
+                            "document.querySelector(\"[aria-labelledby='d-assignee']\").outerText",
+                            vec![assignee],
+                        ),
+                        html_check(
+                            url.clone(),
+                            "document.querySelector(\"#sidebar-milestone\").outerText",
+                            vec![milestone],
+                        ),
                         html_check(url, "document.querySelector(\"#sidebar-labels\").innerText", vec![label]),
                     ]),
                 }
@@ -474,7 +484,11 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                 Inst {
                     args: vec![("bio", bio.clone())],
                     start: G.into(),
-                    check: Check::Html(vec![html_check(format!("{G}/{ME}"), "", vec![format!("Bio {bio}")])]),
+                    check: Check::Html(vec![html_check(
+                        format!("{G}/{ME}"),
+                        "document.querySelector(\"[aria-labelledby='p-bio']\").outerText",
+                        vec![bio],
+                    )]),
                 }
             })
             .collect(),
