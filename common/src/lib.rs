@@ -2,9 +2,10 @@
 //! attempt and its record are. Nothing here does I/O beyond reading files.
 //!
 //! * [`ids`]: sites, versions, conditions, task uids and families (docs/formats.md#identifiers).
-//! * [`task`]: WebArena-style task files, loading and validation (docs/formats.md#task-files).
-//! * [`evaluate`]: WebArena's evaluators over a final state, shared by the browser scorer and the
-//!   fixture sites' HTTP checker.
+//! * [`task`]: tasks in WebArena's config format: any WebArena config loads as-is, the grid's own
+//!   files add their rules; per-task validation reports (docs/webarena.md).
+//! * [`evaluate`]: WebArena's evaluators, exactly, over a final state and a page reader, shared by
+//!   the browser scorer and the fixture sites' HTTP checker (docs/webarena.md).
 //! * [`record`]: the per-task record of one attempt, stamped from its spec (docs/formats.md#records).
 //! * [`error_reason`]: why an `error` record measured nothing (`task_timeout`, `browser`, ...).
 //! * [`attempt`]: the attempt spec, what a worker is asked to run.

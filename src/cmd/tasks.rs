@@ -26,11 +26,17 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Check counts, ids, placeholders, evaluators, v1/v2 alignment, solutions, skills, calibration families.
+    /// Check counts, ids, placeholders, evaluators, v1/v2 alignment, solutions, skills, calibration families;
+    /// with FILEs, check that every task of those WebArena config files loads.
     Validate {
-        /// Only these sites (default: all three).
+        /// WebArena config files (one task object or an array); without them, the grid's own data.
+        files: Vec<PathBuf>,
+        /// Only these sites (default: all three); for the grid's data.
         #[arg(long, value_delimiter = ',')]
         sites: Vec<Site>,
+        /// With FILEs: print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// One line per task: uid, template id, evaluator, intent.
     List {
@@ -46,7 +52,8 @@ enum Command {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Generate { out } => generate(out.unwrap_or(args.data)),
-        Command::Validate { sites } => validate(&args.data, sites),
+        Command::Validate { files, json, .. } if !files.is_empty() => validate_files(&files, json),
+        Command::Validate { sites, .. } => validate(&args.data, sites),
         Command::List { site, version } => list(&args.data, site, version),
         Command::Show { uid } => show(&args.data, uid),
     }
@@ -84,6 +91,38 @@ fn validate(data: &std::path::Path, sites: Vec<Site>) -> anyhow::Result<ExitCode
             Ok(ExitCode::from(2))
         }
     }
+}
+
+/// `tasks validate FILE... [--json]`: exit 0 when every task loads, 1 when some are refused, 2 when a file is unreadable.
+fn validate_files(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let (report, errors) = skillshift_common::task::validate::validate_files(files);
+    let mut text = String::new();
+    if json {
+        text = serde_json::to_string_pretty(&report)? + "\n";
+    } else {
+        for f in &report.files {
+            let mark = if f.problems.is_empty() { "ok " } else { "bad" };
+            text += &format!("{mark}  {}: {} of {} tasks load\n", f.path, f.loaded, f.tasks);
+            for p in &f.problems {
+                let id = p.task_id.map_or("?".to_string(), |i| i.to_string());
+                let field = if p.field.is_empty() { "(task)" } else { &p.field };
+                text += &format!("    task {id}: {field}: {}\n", p.message);
+            }
+        }
+    }
+    // A closed pipe (`| head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    for e in &errors {
+        eprintln!("skillshift: error: {e}");
+    }
+    Ok(if !errors.is_empty() {
+        ExitCode::from(2)
+    } else if report.all_loaded() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn load(data: &std::path::Path, site: Site, version: Version) -> anyhow::Result<Vec<Task>> {

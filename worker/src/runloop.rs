@@ -646,7 +646,7 @@ mod tests {
     fn task(task_id: u32) -> Task {
         Task {
             task_id,
-            sites: vec![Site::Gitlab],
+            sites: vec![Site::Gitlab.into()],
             require_login: false,
             storage_state: None,
             start_url: "__GITLAB__/".into(),
@@ -661,7 +661,9 @@ mod tests {
                 reference_answers: None,
                 reference_url: None,
                 program_html: vec![],
+                ..Eval::default()
             },
+            string_note: None,
         }
     }
 

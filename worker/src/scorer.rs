@@ -1,16 +1,16 @@
 //! WebArena's evaluators (`docs/formats.md`, task files), run once at the end of an attempt.
 //!
-//! The matching itself is `skillshift_common::evaluate` (shared with the fixture
-//! sites' HTTP-level checker); this module supplies what only a browser knows:
-//! the final URL and, for `program_html`, the page text or element read by the
-//! locator, after navigating to the check's `url` (or staying, for `last`).
+//! The rules are `skillshift_common::evaluate` (shared with the fixture sites'
+//! HTTP-level checker); this module is the browser's side of them
+//! ([`PageReader`]): load a check's `url`, read the page's source, evaluate a
+//! locator as WebArena does (`() => locator`).
 //! Perturbation scripts are removed before scoring so the evaluators read the
 //! site itself, not the perturbed rendering of it; a `last` check on a
 //! perturbed attempt reloads the final page for the same reason.
 
-use serde_json::json;
-use skillshift_common::evaluate::{self, Locator, Property, Verdict};
-use skillshift_common::task::{EvalType, Task};
+use serde_json::{json, Value};
+use skillshift_common::evaluate::{self, FinalState, Options, PageError, PageReader, Verdict};
+use skillshift_common::task::Task;
 
 use crate::browser::{BrowserError, Session};
 use crate::skill_runtime::Placeholders;
@@ -22,23 +22,85 @@ pub struct Score {
     pub details: Vec<String>,
 }
 
-fn js_string(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
+/// Playwright's `page.content()`: the doctype and the document element, serialised.
+pub const CONTENT_JS: &str = "(() => { let s = ''; if (document.doctype) s = new XMLSerializer().serializeToString(document.doctype); if (document.documentElement) s += document.documentElement.outerHTML; return s; })()";
+
+/// The JavaScript that evaluates a locator as WebArena does (`() => locator`,
+/// called), its value shaped as Playwright hands it to Python: a DOM node
+/// becomes the text `ref: <Node>`, `undefined` in an object `null`, and what
+/// JSON cannot carry (NaN, ±Infinity, -0, a Date) a `{"$py": text}` literal
+/// (see `skillshift_common::evaluate::python`).
+pub fn locator_js(expression: &str) -> String {
+    format!("(() => {{ const value = (() => {expression})(); {PY_SHAPE} return py(value); }})()")
 }
 
-/// The JavaScript that reads a locator; an absent element reads as "" (as WebArena).
-pub fn locator_js(locator: &Locator) -> String {
-    match locator {
-        Locator::PageText => "document.body ? document.body.innerText : ''".to_string(),
-        Locator::Query { selector, property } => {
-            let prop = match property {
-                Property::InnerText => "innerText",
-                Property::Value => "value",
-            };
-            format!(
-                "(() => {{ const e = document.querySelector({}); return e ? String(e.{prop} ?? '') : ''; }})()",
-                js_string(selector)
-            )
+const PY_SHAPE: &str = "const py = x => { \
+    if (typeof Node !== 'undefined' && x instanceof Node) return 'ref: <Node>'; \
+    if (typeof x === 'number') { \
+      if (Number.isNaN(x)) return {'$py': 'nan'}; \
+      if (x === Infinity) return {'$py': 'inf'}; \
+      if (x === -Infinity) return {'$py': '-inf'}; \
+      if (Object.is(x, -0)) return {'$py': '-0.0'}; \
+      return x; } \
+    if (x instanceof Date) { const s = x.toISOString(); const ms = x.getUTCMilliseconds(); \
+      return {'$py': s.slice(0, 10) + ' ' + s.slice(11, 19) + (ms ? '.' + String(ms * 1000).padStart(6, '0') : '') + '+00:00'}; } \
+    if (Array.isArray(x)) return x.map(py); \
+    if (x && typeof x === 'object') { const o = {}; for (const k of Object.keys(x)) o[k] = x[k] === undefined ? null : py(x[k]); return o; } \
+    return x; };";
+
+/// The session as the evaluators' page reader: a check's URL is loaded in the
+/// same tab, and the final page reloaded when a later check reads `last`.
+struct Reader<'a> {
+    session: &'a Session,
+    final_url: &'a str,
+    perturbed: bool,
+    away: bool,
+    fatal: Option<BrowserError>,
+}
+
+impl Reader<'_> {
+    fn fail(&mut self, e: BrowserError, other: fn(String) -> PageError) -> PageError {
+        if e.is_fatal() {
+            let shown = e.to_string();
+            self.fatal = Some(e);
+            PageError::Fatal(shown)
+        } else {
+            other(e.to_string())
+        }
+    }
+}
+
+impl PageReader for Reader<'_> {
+    async fn open(&mut self, url: &str) -> Result<(), PageError> {
+        self.away = true;
+        match self.session.goto(url).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.fail(e, PageError::Navigation)),
+        }
+    }
+
+    async fn use_final_page(&mut self) -> Result<(), PageError> {
+        // A perturbed attempt's final page is reloaded so the site itself is read.
+        if self.away || self.perturbed {
+            self.away = false;
+            if let Err(e) = self.session.goto(self.final_url).await {
+                return Err(self.fail(e, PageError::Navigation));
+            }
+        }
+        Ok(())
+    }
+
+    async fn content(&mut self) -> Result<String, PageError> {
+        match self.session.eval(CONTENT_JS).await {
+            Ok(v) => Ok(v.as_str().unwrap_or("").to_string()),
+            Err(e) => Err(self.fail(e, PageError::Script)),
+        }
+    }
+
+    async fn eval(&mut self, expression: &str) -> Result<Value, PageError> {
+        match self.session.eval(&locator_js(expression)).await {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.fail(e, PageError::Script)),
         }
     }
 }
@@ -52,64 +114,17 @@ pub async fn score(
     answer: &str,
     perturbed: bool,
 ) -> Result<Score, BrowserError> {
-    let mut verdicts = Vec::new();
-    let mut details = Vec::new();
-    let eval = &task.eval;
-    for kind in &eval.eval_types {
-        match kind {
-            EvalType::StringMatch => {
-                let v = match &eval.reference_answers {
-                    Some(r) => evaluate::string_match(r, answer),
-                    None => Verdict::Invalid("string_match without reference_answers".into()),
-                };
-                details.push(format!("string_match {v:?} (answer {:?})", answer));
-                verdicts.push(v);
-            }
-            EvalType::UrlMatch => {
-                let reference = ph.apply(eval.reference_url.as_deref().unwrap_or(""));
-                let v = Verdict::from_bool(evaluate::url_match(&reference, final_url));
-                details.push(format!("url_match {v:?} ({final_url} against {reference})"));
-                verdicts.push(v);
-            }
-            EvalType::ProgramHtml => {
-                for (i, check) in eval.program_html.iter().enumerate() {
-                    let locator = match evaluate::parse_locator(&check.locator) {
-                        Ok(l) => l,
-                        Err(e) => {
-                            details.push(format!("program_html[{i}] invalid: {e}"));
-                            verdicts.push(Verdict::Invalid(e.to_string()));
-                            continue;
-                        }
-                    };
-                    let target = if check.url.trim() == "last" {
-                        perturbed.then(|| final_url.to_string())
-                    } else {
-                        Some(ph.apply(&check.url))
-                    };
-                    if let Some(url) = &target {
-                        if let Err(e) = session.goto(url).await {
-                            if e.is_fatal() {
-                                return Err(e);
-                            }
-                            details.push(format!("program_html[{i}] Fail (cannot open {url}: {e})"));
-                            verdicts.push(Verdict::Fail);
-                            continue;
-                        }
-                    }
-                    let text = match session.eval(&locator_js(&locator)).await {
-                        Ok(v) => v.as_str().unwrap_or("").to_string(),
-                        Err(e) if e.is_fatal() => return Err(e),
-                        Err(_) => String::new(),
-                    };
-                    let v = evaluate::contents_match(&check.required_contents, &text);
-                    let shown: String = text.chars().take(80).collect();
-                    details.push(format!("program_html[{i}] {v:?} ({} read {:?})", check.locator, shown));
-                    verdicts.push(v);
-                }
-            }
-        }
+    let task = task.map_strings(&|s| ph.apply(s));
+    let state = FinalState { answer, url: final_url };
+    let mut reader = Reader { session, final_url, perturbed, away: false, fatal: None };
+    let opts = Options::default();
+    match evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await {
+        Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict }),
+        Err(e) => match reader.fatal.take() {
+            Some(fatal) => Err(fatal),
+            None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")] }),
+        },
     }
-    Ok(Score { verdict: Verdict::all(verdicts), details })
 }
 
 /// Removes the perturbation scripts registered for later documents.
@@ -128,9 +143,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn locators_become_safe_javascript() {
-        let js = locator_js(&Locator::Query { selector: "#a[title=\"x\"]".into(), property: Property::Value });
-        assert!(js.contains(r##"document.querySelector("#a[title=\"x\"]")"##), "{js}");
-        assert!(locator_js(&Locator::PageText).contains("innerText"));
+    fn locators_are_called_as_arrow_functions() {
+        assert!(locator_js("document.title").contains("const value = (() => document.title)();"));
+        assert!(CONTENT_JS.contains("outerHTML"));
     }
 }

@@ -235,6 +235,7 @@ fn html_check(url: String, locator: &str, must_include: Vec<String>) -> ProgramH
         url,
         locator: locator.to_string(),
         required_contents: RequiredContents { exact_match: None, must_include: Some(must_include) },
+        prep_actions: vec![],
     }
 }
 
@@ -243,6 +244,7 @@ fn exact_check(url: String, locator: &str, exact: &str) -> ProgramHtml {
         url,
         locator: locator.to_string(),
         required_contents: RequiredContents { exact_match: Some(exact.to_string()), must_include: None },
+        prep_actions: vec![],
     }
 }
 
@@ -450,7 +452,17 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                     ],
                     start: G.into(),
                     check: Check::Html(vec![
-                        html_check(url.clone(), "", vec![title, assignee, format!("Milestone {milestone}")]),
+                        html_check(url.clone(), "document.querySelector(\".issue-main h1\").outerText", vec![title]),
+                        html_check(
+                            url.clone(),
+                            "document.querySelector(\"[aria-labelledby='d-assignee']\").outerText",
+                            vec![assignee],
+                        ),
+                        html_check(
+                            url.clone(),
+                            "document.querySelector(\"#sidebar-milestone\").outerText",
+                            vec![milestone],
+                        ),
                         html_check(url, "document.querySelector(\"#sidebar-labels\").innerText", vec![label]),
                     ]),
                 }
@@ -472,7 +484,11 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                 Inst {
                     args: vec![("bio", bio.clone())],
                     start: G.into(),
-                    check: Check::Html(vec![html_check(format!("{G}/{ME}"), "", vec![format!("Bio {bio}")])]),
+                    check: Check::Html(vec![html_check(
+                        format!("{G}/{ME}"),
+                        "document.querySelector(\"[aria-labelledby='p-bio']\").outerText",
+                        vec![bio],
+                    )]),
                 }
             })
             .collect(),
@@ -529,7 +545,7 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
 }
 
 fn eval_of(kind: Kind, check: &Check, version: Version) -> Eval {
-    let mut eval = Eval { eval_types: vec![], reference_answers: None, reference_url: None, program_html: vec![] };
+    let mut eval = Eval::default();
     match (kind, check) {
         (Kind::String, Check::Answer(a)) => {
             eval.eval_types.push(EvalType::StringMatch);
@@ -585,7 +601,7 @@ pub fn generate(version: Version) -> Vec<GeneratedTask> {
             }
             let task = Task {
                 task_id: task_id as u32,
-                sites: vec![Site::Gitlab],
+                sites: vec![Site::Gitlab.into()],
                 require_login: true,
                 storage_state: None,
                 start_url: inst.start.clone(),
@@ -599,6 +615,7 @@ pub fn generate(version: Version) -> Vec<GeneratedTask> {
                 intent_template_id: tpl.id,
                 require_reset: tpl.kind == Kind::Program,
                 eval: eval_of(tpl.kind, &inst.check, version),
+                string_note: None,
             };
             GeneratedTask { task, solution }
         })

@@ -69,12 +69,14 @@ impl Check {
                 }),
                 reference_url: None,
                 program_html: vec![],
+                ..Eval::default()
             },
             Check::Url(u) => Eval {
                 eval_types: vec![EvalType::UrlMatch],
                 reference_answers: None,
                 reference_url: Some(u),
                 program_html: vec![],
+                ..Eval::default()
             },
             Check::Html { url, locator, text, exact } => Eval {
                 eval_types: vec![EvalType::ProgramHtml],
@@ -88,7 +90,9 @@ impl Check {
                     } else {
                         RequiredContents { exact_match: None, must_include: Some(vec![text]) }
                     },
+                    prep_actions: vec![],
                 }],
+                ..Eval::default()
             },
         }
     }
@@ -215,7 +219,7 @@ pub fn assemble(site: Site, v: Version, groups: Vec<(&Template, Vec<Inst>)>, n: 
             out.push(GeneratedTask {
                 task: Task {
                     task_id: out.len() as u32,
-                    sites: vec![site],
+                    sites: vec![site.into()],
                     require_login: true,
                     storage_state: None,
                     start_url: inst.start,
@@ -226,6 +230,7 @@ pub fn assemble(site: Site, v: Version, groups: Vec<(&Template, Vec<Inst>)>, n: 
                     intent_template_id: tpl.id,
                     require_reset,
                     eval: inst.check.eval(),
+                    string_note: None,
                 },
                 solution,
             });

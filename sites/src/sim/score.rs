@@ -1,13 +1,18 @@
-//! Running a task's evaluators (see docs/formats.md#evaluators) on the
-//! simulator, as the worker's scorer does in Chromium: `string_match` on the answer,
-//! `url_match` on the final URL, `program_html` by loading each check's URL
-//! in the same session (or staying, for `last`) and reading its locator.
+//! Running a task's evaluators (docs/webarena.md) on the simulator, through the
+//! same `skillshift_common::evaluate` the worker's scorer uses: this module
+//! only supplies the page side. A check's URL is loaded in the same session
+//! (the final page is put back for `last`), `''` reads the page's serialised
+//! HTML, and of JavaScript only `document.querySelector("<css>").innerText`,
+//! `.outerText` and `.value` can be read; any other expression makes the
+//! check invalid here, where a browser would evaluate it.
 
 use axum::http::Method;
-use skillshift_common::evaluate::{self, Locator, Property, Verdict};
-use skillshift_common::task::{EvalType, Task};
+use serde_json::Value;
+use skillshift_common::evaluate::program::{Property, SimpleQuery};
+use skillshift_common::evaluate::{self, FinalState, Options, PageError, PageReader, Verdict};
+use skillshift_common::task::Task;
 
-use super::{Browser, SimError};
+use super::{Browser, Page};
 
 /// The verdict of a task and, per evaluator, what was compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,67 +21,67 @@ pub struct Scored {
     pub details: Vec<String>,
 }
 
+/// The simulator as the evaluators' page reader.
+struct SimReader<'a> {
+    browser: &'a mut Browser,
+    /// The agent's final page while a check's own page is shown.
+    saved_final: Option<Page>,
+}
+
+impl PageReader for SimReader<'_> {
+    async fn open(&mut self, url: &str) -> Result<(), PageError> {
+        let absolute = self.browser.absolute(url).map_err(|e| PageError::Navigation(e.to_string()))?;
+        let page = self
+            .browser
+            .request(Method::GET, absolute, None)
+            .await
+            .map_err(|e| PageError::Navigation(e.to_string()))?;
+        let previous = self.browser.page.replace(page);
+        if self.saved_final.is_none() {
+            self.saved_final = previous;
+        }
+        Ok(())
+    }
+
+    async fn use_final_page(&mut self) -> Result<(), PageError> {
+        if let Some(p) = self.saved_final.take() {
+            self.browser.page = Some(p);
+        }
+        Ok(())
+    }
+
+    async fn content(&mut self) -> Result<String, PageError> {
+        let page = self.browser.page.as_ref().ok_or_else(|| PageError::Navigation("no page is loaded".into()))?;
+        Ok(page.doc.html())
+    }
+
+    async fn eval(&mut self, expression: &str) -> Result<Value, PageError> {
+        let query = SimpleQuery::parse(expression).ok_or_else(|| {
+            PageError::Unsupported(format!("the HTTP checker cannot evaluate {expression:?} (no JavaScript)"))
+        })?;
+        let page = self.browser.page.as_ref().ok_or_else(|| PageError::Script("no page is loaded".into()))?;
+        let el = page.query(&query.selector).map_err(PageError::Unsupported)?;
+        let Some(el) = el else {
+            return Err(PageError::Script(format!("document.querySelector({:?}) is null", query.selector)));
+        };
+        Ok(Value::String(match query.property {
+            Property::InnerText | Property::OuterText => page.inner_text(el),
+            Property::Value => page.value(el),
+        }))
+    }
+}
+
 impl Browser {
     /// Scores `task` given the run's `answer`; may navigate (for `program_html`).
     pub async fn score(&mut self, task: &Task, answer: Option<&str>) -> Scored {
-        let mut verdicts = Vec::new();
-        let mut details = Vec::new();
-        let eval = &task.eval;
-        if eval.eval_types.contains(&EvalType::StringMatch) {
-            let v = match &eval.reference_answers {
-                Some(r) => evaluate::string_match(r, answer.unwrap_or("")),
-                None => Verdict::Invalid("string_match without reference_answers".to_string()),
-            };
-            details.push(format!("string_match {v:?}: answer {:?}", answer.unwrap_or("")));
-            verdicts.push(v);
+        let task = task.map_strings(&|s| self.resolve_placeholders(s));
+        let url = self.url().unwrap_or("").to_string();
+        let state = FinalState { answer: answer.unwrap_or(""), url: &url };
+        let opts = Options::default();
+        let mut reader = SimReader { browser: self, saved_final: None };
+        match evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await {
+            Ok(scored) => Scored { details: scored.lines(), verdict: scored.verdict },
+            Err(e) => Scored { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")] },
         }
-        if eval.eval_types.contains(&EvalType::UrlMatch) {
-            let reference = self.resolve_placeholders(eval.reference_url.as_deref().unwrap_or(""));
-            let url = self.url().unwrap_or("").to_string();
-            let v = Verdict::from_bool(evaluate::url_match(&reference, &url));
-            details.push(format!("url_match {v:?}: {url} against {reference}"));
-            verdicts.push(v);
-        }
-        if eval.eval_types.contains(&EvalType::ProgramHtml) {
-            for check in &eval.program_html {
-                let v = match self.program_html(&check.url, &check.locator).await {
-                    Ok(text) => {
-                        let v = evaluate::contents_match(&check.required_contents, &text);
-                        let shown: String = text.chars().take(160).collect();
-                        details.push(format!("program_html {v:?}: {} read {shown:?}", check.locator));
-                        v
-                    }
-                    Err(e) => {
-                        details.push(format!("program_html Fail: {e}"));
-                        Verdict::Fail
-                    }
-                };
-                verdicts.push(v);
-            }
-        }
-        Scored { verdict: Verdict::all(verdicts), details }
-    }
-
-    async fn program_html(&mut self, url: &str, locator: &str) -> Result<String, SimError> {
-        let locator = evaluate::parse_locator(locator)
-            .map_err(|e| SimError::Navigation { url: url.to_string(), reason: e.to_string() })?;
-        if url.trim() != "last" {
-            let absolute = self.resolve_placeholders(url);
-            let page = self.request(Method::GET, absolute, None).await?;
-            self.page = Some(page);
-        }
-        let page = self.page.as_ref().ok_or(SimError::NoPage)?;
-        Ok(match locator {
-            Locator::PageText => page.page_text(),
-            Locator::Query { selector, property } => {
-                let el =
-                    page.query(&selector).map_err(|reason| SimError::Navigation { url: url.to_string(), reason })?;
-                match (el, property) {
-                    (None, _) => String::new(),
-                    (Some(el), Property::InnerText) => page.inner_text(el),
-                    (Some(el), Property::Value) => page.value(el),
-                }
-            }
-        })
     }
 }

@@ -165,7 +165,7 @@ pub struct SkillsAgent {
 
 impl SkillsAgent {
     pub fn new(task: Task, library: Option<SkillLibrary>) -> Self {
-        let site = task.sites.first().copied();
+        let site = task.sites.first().and_then(|k| k.grid());
         let skill = library
             .and_then(|l| l.skills.into_iter().find(|s| Some(s.site) == site && s.description == task.intent_template));
         let args = task

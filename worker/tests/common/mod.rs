@@ -65,7 +65,7 @@ impl SiteManager for TestSites {
 pub fn answer_task(task_id: u32, start_path: &str, answer: &str) -> Task {
     Task {
         task_id,
-        sites: vec![Site::Gitlab],
+        sites: vec![Site::Gitlab.into()],
         require_login: false,
         storage_state: None,
         start_url: format!("__GITLAB__{start_path}"),
@@ -84,7 +84,9 @@ pub fn answer_task(task_id: u32, start_path: &str, answer: &str) -> Task {
             }),
             reference_url: None,
             program_html: vec![],
+            ..Eval::default()
         },
+        string_note: None,
     }
 }
 

@@ -1,0 +1,463 @@
+//! `program_html`: WebArena's `HTMLContentEvaluator`, around a page it reads
+//! through [`PageReader`].
+//!
+//! Per check: a `func:` URL calls its helper (with `__last_url__` the final
+//! page's URL); any URL but `last` is loaded in a page of its own (WebArena
+//! opens a new tab per check, so `last` always reads the agent's final
+//! page). Then the locator: empty (after Python's strip) reads the page's
+//! HTML source (`page.content()`); one starting with `document.` or
+//! `[...document.` runs the check's `prep_actions` (the first that throws
+//! ends them, silently) and is evaluated as `() => locator`, its value turned
+//! into text by Python's `str` and a throw read as `""`; `func:` calls the
+//! helper; anything else is refused. The text is HTML-unescaped, then
+//! `exact_match` compares it cleaned once with the cleaned reference, and
+//! each `must_include` item, split on ` |OR| `, needs one alternative as a
+//! substring (no token rule here).
+
+use std::future::Future;
+
+use serde_json::Value;
+
+use super::judge::BoxFuture;
+use super::python::{html_unescape, str_of, strip};
+use super::string::{clean_answer, exact_match};
+use super::url::{urlparse, OR};
+use super::Verdict;
+use crate::task::{ProgramHtml, RequiredContents};
+
+/// Why a page could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageError {
+    /// The browser or the session is gone: scoring stops.
+    #[error("the browser is gone: {0}")]
+    Fatal(String),
+    /// A page could not be loaded.
+    #[error("cannot load the page: {0}")]
+    Navigation(String),
+    /// The expression threw in the page.
+    #[error("the expression threw: {0}")]
+    Script(String),
+    /// This reader cannot do that (the fixture sites' HTTP checker runs no JavaScript).
+    #[error("this page reader cannot do that: {0}")]
+    Unsupported(String),
+}
+
+/// The browser side of `program_html`: what WebArena does with Playwright's `page`.
+/// Its futures need not be `Send`; called on a concrete reader whose futures
+/// are, [`super::evaluate`]'s future is `Send` too.
+pub trait PageReader {
+    /// Loads `url` in a page of its own; the reads that follow use it.
+    fn open(&mut self, url: &str) -> impl Future<Output = Result<(), PageError>>;
+    /// Makes the agent's final page the one read (a `last` check).
+    fn use_final_page(&mut self) -> impl Future<Output = Result<(), PageError>>;
+    /// `page.content()`: the serialised HTML (doctype included) of the page read.
+    fn content(&mut self) -> impl Future<Output = Result<String, PageError>>;
+    /// Evaluates `() => expression` in the page read; its value as JSON, `undefined` as `null`,
+    /// and what JSON cannot carry as a `{"$py": text}` literal (see [`super::python`]).
+    fn eval(&mut self, expression: &str) -> impl Future<Output = Result<Value, PageError>>;
+}
+
+/// The shopping site's REST API, which WebArena's `shopping_*` helpers call as its admin.
+pub trait SiteApi: Send + Sync {
+    /// GET `path_and_query` on the shopping site (e.g. `/rest/V1/orders?...`), authenticated; the JSON body.
+    fn shopping_get<'a>(&'a self, path_and_query: &'a str) -> BoxFuture<'a, Result<Value, String>>;
+    /// The shopping site's base URL (what `__SHOPPING__` stands for).
+    fn shopping_base(&self) -> String;
+}
+
+/// A WebArena helper named by a `func:` URL or locator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Helper {
+    /// `reddit_get_post_url(url)`: the post's URL, from a post or comment URL.
+    RedditPostUrl(String),
+    /// `shopping_get_latest_order_url()`.
+    ShoppingLatestOrderUrl,
+    /// `shopping_get_sku_latest_review_author(sku)`.
+    ShoppingReviewAuthor(String),
+    /// `shopping_get_sku_latest_review_rating(sku)`.
+    ShoppingReviewRating(String),
+    /// `gitlab_get_project_memeber_role(page, account)`: the account's role on the members page.
+    GitlabMemberRole(String),
+}
+
+enum Arg {
+    Str(String),
+    Page,
+}
+
+/// Parses `name(arg, ...)`, the Python call a `func:` holds (string literals and `__page__`/`page`).
+pub fn parse_helper(call: &str) -> Result<Helper, String> {
+    let call = call.trim();
+    let (name, rest) = call.split_once('(').ok_or_else(|| format!("'{call}' is not a helper call"))?;
+    let inner = rest.trim_end().strip_suffix(')').ok_or_else(|| format!("'{call}' does not end with ')'"))?;
+    let mut args = Vec::new();
+    let mut chars = inner.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        match chars.peek().copied() {
+            None => break,
+            Some(q @ ('\'' | '"')) => {
+                chars.next();
+                let mut s = String::new();
+                loop {
+                    match chars.next() {
+                        None => return Err(format!("unterminated string in '{call}'")),
+                        Some('\\') => s.extend(chars.next()),
+                        Some(c) if c == q => break,
+                        Some(c) => s.push(c),
+                    }
+                }
+                args.push(Arg::Str(s));
+            }
+            Some(_) => {
+                let word: String = chars.by_ref().take_while(|c| *c != ',').collect();
+                match word.trim() {
+                    "__page__" | "page" => args.push(Arg::Page),
+                    other => return Err(format!("argument '{other}' of '{call}' is neither a string nor the page")),
+                }
+                continue;
+            }
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        match chars.next() {
+            None => break,
+            Some(',') => {}
+            Some(c) => return Err(format!("unexpected '{c}' in '{call}'")),
+        }
+    }
+    let one_str = |args: &[Arg]| match args {
+        [Arg::Str(s)] => Ok(s.clone()),
+        _ => Err(format!("'{call}' takes one string")),
+    };
+    match name.trim() {
+        "reddit_get_post_url" => one_str(&args).map(Helper::RedditPostUrl),
+        "shopping_get_latest_order_url" if args.is_empty() => Ok(Helper::ShoppingLatestOrderUrl),
+        "shopping_get_sku_latest_review_author" => one_str(&args).map(Helper::ShoppingReviewAuthor),
+        "shopping_get_sku_latest_review_rating" => one_str(&args).map(Helper::ShoppingReviewRating),
+        "gitlab_get_project_memeber_role" => match args.as_slice() {
+            [Arg::Page, Arg::Str(s)] => Ok(Helper::GitlabMemberRole(s.clone())),
+            _ => Err(format!("'{call}' takes the page and an account name")),
+        },
+        other => Err(format!("unknown helper '{other}' (WebArena defines reddit_get_post_url, shopping_get_latest_order_url, shopping_get_sku_latest_review_author, shopping_get_sku_latest_review_rating, gitlab_get_project_memeber_role)")),
+    }
+}
+
+/// Python's `s.split("func:")[1]`.
+fn after_func(s: &str) -> Option<&str> {
+    let rest = s.split_once("func:")?.1;
+    Some(rest.split("func:").next().unwrap_or(rest))
+}
+
+/// Where a check reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckUrl {
+    /// `last`: the agent's final page.
+    Last,
+    /// A URL (placeholders already resolved).
+    Url(String),
+    /// `func:`: a helper computes the URL.
+    Helper(Helper),
+}
+
+/// What a check reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Locator {
+    /// Empty: the page's HTML source.
+    Content,
+    /// A `document.` / `[...document.` expression evaluated in the page.
+    Script(String),
+    /// `func:`: a helper computes the text.
+    Helper(Helper),
+}
+
+/// Classifies a check's `url` as WebArena does.
+pub fn check_url(url: &str) -> Result<CheckUrl, String> {
+    if url.starts_with("func") {
+        let call = after_func(url).ok_or_else(|| format!("url '{url}' starts with 'func' but has no 'func:'"))?;
+        return parse_helper(call).map(CheckUrl::Helper);
+    }
+    if url == "last" {
+        return Ok(CheckUrl::Last);
+    }
+    Ok(CheckUrl::Url(url.to_string()))
+}
+
+/// Classifies a check's `locator` as WebArena does.
+pub fn locator(locator: &str) -> Result<Locator, String> {
+    if strip(locator).is_empty() {
+        return Ok(Locator::Content);
+    }
+    if locator.starts_with("document.") || locator.starts_with("[...document.") {
+        return Ok(Locator::Script(locator.to_string()));
+    }
+    if locator.starts_with("func:") {
+        let call = after_func(locator).unwrap_or("");
+        return parse_helper(call).map(Locator::Helper);
+    }
+    Err(format!("unknown locator '{locator}' (WebArena knows '', document.…, [...document.… and func:…)"))
+}
+
+/// `required_contents` against the located text (already unescaped): (pass, what was expected).
+pub fn contents_match(required: &RequiredContents, text: &str) -> Result<bool, String> {
+    if let Some(exact) = &required.exact_match {
+        return Ok(exact_match(exact, text));
+    }
+    if let Some(items) = &required.must_include {
+        let pred = clean_answer(text);
+        return Ok(items.iter().all(|item| item.split(OR).any(|alt| pred.contains(&clean_answer(alt)))));
+    }
+    Err("required_contents sets neither exact_match nor must_include".to_string())
+}
+
+/// `reddit_get_post_url`.
+pub fn reddit_post_url(url: &str) -> String {
+    let Ok(p) = urlparse(url) else { return url.to_string() };
+    let parts: Vec<&str> = p.path.split('/').collect();
+    if parts.len() < 4 || parts[1] != "f" {
+        return url.to_string();
+    }
+    format!("{}://{}/f/{}/{}/", p.scheme, p.netloc, parts[2], parts[3])
+}
+
+/// The result of one check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckOutcome {
+    pub verdict: Verdict,
+    /// The located text (after unescaping), or why there is none.
+    pub got: String,
+    pub detail: String,
+}
+
+fn invalid(why: String) -> CheckOutcome {
+    CheckOutcome { verdict: Verdict::Invalid(why.clone()), got: String::new(), detail: why }
+}
+
+/// A helper's text; `Err` for a reader failure that must stop scoring.
+async fn helper_text<P: PageReader>(
+    helper: &Helper,
+    page: &mut P,
+    site_api: Option<&dyn SiteApi>,
+) -> Result<Result<String, String>, PageError> {
+    let api = || {
+        site_api
+            .ok_or_else(|| "the shopping helpers need the shopping site's REST API, and none is configured".to_string())
+    };
+    Ok(match helper {
+        Helper::RedditPostUrl(url) => Ok(reddit_post_url(url)),
+        Helper::ShoppingLatestOrderUrl => match api() {
+            Err(e) => Err(e),
+            Ok(api) => {
+                let q = "/rest/V1/orders?searchCriteria%5BsortOrders%5D%5B0%5D%5Bfield%5D=created_at&searchCriteria%5BsortOrders%5D%5B0%5D%5Bdirection%5D=DESC&searchCriteria%5BpageSize%5D=1";
+                match api.shopping_get(q).await {
+                    Err(e) => Err(e),
+                    Ok(v) => {
+                        let id =
+                            v["items"][0]["increment_id"].as_str().map(str::trim).and_then(|s| s.parse::<i64>().ok());
+                        match id {
+                            Some(id) => Ok(format!("{}/sales/order/view/order_id/{id}/", api.shopping_base())),
+                            None => Err("the latest order has no integer increment_id".to_string()),
+                        }
+                    }
+                }
+            }
+        },
+        Helper::ShoppingReviewAuthor(sku) | Helper::ShoppingReviewRating(sku) => match api() {
+            Err(e) => Err(e),
+            Ok(api) => match api.shopping_get(&format!("/rest/V1/products/{sku}/reviews")).await {
+                Err(e) => Err(e),
+                Ok(Value::Array(reviews)) if reviews.is_empty() => Ok(String::new()),
+                Ok(Value::Array(reviews)) => {
+                    let last = &reviews[reviews.len() - 1];
+                    if matches!(helper, Helper::ShoppingReviewAuthor(_)) {
+                        last["nickname"]
+                            .as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| "the latest review has no nickname".to_string())
+                    } else if reviews[0]["ratings"][0]["rating_name"] != "Rating" {
+                        Err("the first review's first rating is not named \"Rating\"".to_string())
+                    } else {
+                        Ok(str_of(&last["ratings"][0]["percent"]))
+                    }
+                }
+                Ok(other) => Err(format!("the reviews of {sku} are not a list: {other}")),
+            },
+        },
+        Helper::GitlabMemberRole(account) => {
+            let needle = serde_json::Value::String(format!("@{account}")).to_string();
+            let index_js = format!(
+                "[...document.querySelectorAll(\"td[data-label='Account'] span.gl-avatar-labeled-sublabel\")].findIndex(e => e.outerText === {needle})"
+            );
+            let role = match page.eval(&index_js).await {
+                Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
+                Err(PageError::Unsupported(e)) => return Ok(Err(e)),
+                Err(_) => String::new(),
+                Ok(index) => {
+                    let role_js = format!("document.querySelectorAll(\"td.col-max-role span\")[{}].outerText", index);
+                    match page.eval(&role_js).await {
+                        Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
+                        Err(PageError::Unsupported(e)) => return Ok(Err(e)),
+                        Err(_) => String::new(),
+                        Ok(v) => str_of(&v),
+                    }
+                }
+            };
+            Ok(role)
+        }
+    })
+}
+
+/// Runs one check. `final_url` is the agent's final page's URL. `Err` only for a fatal reader failure.
+pub async fn run_check<P: PageReader>(
+    check: &ProgramHtml,
+    final_url: &str,
+    page: &mut P,
+    site_api: Option<&dyn SiteApi>,
+) -> Result<CheckOutcome, PageError> {
+    let target = match check_url(&check.url) {
+        Ok(CheckUrl::Helper(Helper::RedditPostUrl(arg))) => {
+            CheckUrl::Url(reddit_post_url(&arg.replace("__last_url__", final_url)))
+        }
+        Ok(CheckUrl::Helper(h)) => match helper_text(&h, page, site_api).await? {
+            Ok(url) => CheckUrl::Url(url),
+            Err(e) => return Ok(invalid(format!("url {}: {e}", check.url))),
+        },
+        Ok(t) => t,
+        Err(e) => return Ok(invalid(e)),
+    };
+    let loaded = match &target {
+        CheckUrl::Url(url) => page.open(url).await.map(|_| url.clone()),
+        _ => page.use_final_page().await.map(|_| "last".to_string()),
+    };
+    let at = match loaded {
+        Ok(at) => at,
+        Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
+        Err(e) => {
+            return Ok(CheckOutcome {
+                verdict: Verdict::Fail,
+                got: String::new(),
+                detail: format!("{}: {e}", check.url),
+            })
+        }
+    };
+    let text = match locator(&check.locator) {
+        Err(e) => return Ok(invalid(e)),
+        Ok(Locator::Content) => match page.content().await {
+            Ok(html) => html,
+            Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
+            Err(e) => return Ok(invalid(format!("page.content() at {at}: {e}"))),
+        },
+        Ok(Locator::Script(expr)) => {
+            for action in &check.prep_actions {
+                match page.eval(action).await {
+                    Ok(_) => {}
+                    Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
+                    Err(PageError::Unsupported(e)) => return Ok(invalid(format!("prep action at {at}: {e}"))),
+                    Err(_) => break,
+                }
+            }
+            match page.eval(&expr).await {
+                Ok(v) => str_of(&v),
+                Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
+                Err(PageError::Unsupported(e)) => return Ok(invalid(format!("locator at {at}: {e}"))),
+                Err(_) => String::new(),
+            }
+        }
+        Ok(Locator::Helper(h)) => match helper_text(&h, page, site_api).await? {
+            Ok(t) => t,
+            Err(e) => return Ok(invalid(format!("locator {}: {e}", check.locator))),
+        },
+    };
+    let text = html_unescape(&text);
+    match contents_match(&check.required_contents, &text) {
+        Ok(ok) => {
+            let shown: String = text.chars().take(200).collect();
+            Ok(CheckOutcome {
+                verdict: Verdict::from_bool(ok),
+                detail: format!("{at} {:?}", check.locator),
+                got: shown,
+            })
+        }
+        Err(e) => Ok(invalid(e)),
+    }
+}
+
+/// `document.querySelector("<css>").<property>`: the locators a reader
+/// without JavaScript (the fixture sites' HTTP checker) can still evaluate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleQuery {
+    pub selector: String,
+    pub property: Property,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Property {
+    InnerText,
+    OuterText,
+    Value,
+}
+
+impl SimpleQuery {
+    /// Recognises the simple form; `None` for any other expression.
+    pub fn parse(expression: &str) -> Option<SimpleQuery> {
+        let rest = expression.trim().strip_prefix("document.querySelector(")?;
+        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let rest = &rest[1..];
+        let end = rest.find(quote)?;
+        let selector = &rest[..end];
+        let property = match &rest[end + 1..] {
+            ").innerText" => Property::InnerText,
+            ").outerText" => Property::OuterText,
+            ").value" => Property::Value,
+            _ => return None,
+        };
+        (!selector.trim().is_empty()).then(|| SimpleQuery { selector: selector.to_string(), property })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers_parse_as_python_calls() {
+        assert_eq!(
+            parse_helper("reddit_get_post_url('__last_url__')"),
+            Ok(Helper::RedditPostUrl("__last_url__".into()))
+        );
+        assert_eq!(parse_helper("shopping_get_latest_order_url()"), Ok(Helper::ShoppingLatestOrderUrl));
+        assert_eq!(
+            parse_helper("gitlab_get_project_memeber_role(__page__, 'yjlou')"),
+            Ok(Helper::GitlabMemberRole("yjlou".into()))
+        );
+        assert!(parse_helper("os.system('x')").is_err());
+        assert!(parse_helper("reddit_get_post_url(x)").is_err());
+    }
+
+    #[test]
+    fn urls_and_locators_classify_as_webarena_does() {
+        assert_eq!(check_url("last"), Ok(CheckUrl::Last));
+        assert!(matches!(check_url("func:reddit_get_post_url('__last_url__')"), Ok(CheckUrl::Helper(_))));
+        assert_eq!(locator("  "), Ok(Locator::Content));
+        assert!(matches!(locator("[...document.querySelectorAll('a')].length"), Ok(Locator::Script(_))));
+        assert!(locator("window.x").is_err());
+        assert_eq!(reddit_post_url("http://r:9/f/books/12/a-title/comment/9"), "http://r:9/f/books/12/");
+        assert_eq!(reddit_post_url("http://r:9/forums"), "http://r:9/forums");
+    }
+
+    #[test]
+    fn contents_split_or_and_clean_once() {
+        let c = RequiredContents { exact_match: None, must_include: Some(vec!["Closed |OR| merged".into()]) };
+        assert_eq!(contents_match(&c, "Issue  MERGED"), Ok(true));
+        let e = RequiredContents { exact_match: Some("'a  b'".into()), must_include: None };
+        assert_eq!(contents_match(&e, " A  B "), Ok(true));
+        assert_eq!(contents_match(&e, "\"'a  b'\""), Ok(false));
+        assert_eq!(
+            SimpleQuery::parse("document.querySelector('#state').outerText"),
+            Some(SimpleQuery { selector: "#state".into(), property: Property::OuterText })
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! `nltk.word_tokenize`, which WebArena's string evaluator uses for a single
+//! one-character `must_include` item: Punkt sentences ([`punkt`]), then the
+//! Treebank word rules on each ([`treebank`]).
+//!
+//! Punkt needs NLTK's trained English model, which skillshift does not ship;
+//! [`WordTokenizer::from_environment`] finds it where NLTK does (`NLTK_DATA`,
+//! then NLTK's default directories), under `tokenizers/punkt_tab/english/`.
+
+pub mod punkt;
+pub mod treebank;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub use punkt::{ModelError, PunktModel};
+
+/// Python's `str.isspace` for one character (Rust's `White_Space` plus the
+/// information separators U+001C..U+001F, which Python counts as space).
+pub fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// `nltk.word_tokenize(text)` with a loaded English Punkt model.
+#[derive(Debug, Clone)]
+pub struct WordTokenizer {
+    model: PunktModel,
+}
+
+impl WordTokenizer {
+    pub fn new(model: PunktModel) -> Self {
+        WordTokenizer { model }
+    }
+
+    /// Reads the model from an NLTK data directory (the one holding `tokenizers/`).
+    pub fn from_nltk_data(dir: &Path) -> Result<Self, ModelError> {
+        Ok(Self::new(PunktModel::load(&dir.join("tokenizers/punkt_tab/english"))?))
+    }
+
+    /// The model found where NLTK looks for it, loaded once per process; `Err` says where it looked.
+    pub fn from_environment() -> Result<&'static WordTokenizer, String> {
+        static SHARED: OnceLock<Result<WordTokenizer, String>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                let dirs = nltk_data_dirs();
+                for dir in &dirs {
+                    if dir.join("tokenizers/punkt_tab/english/ortho_context.tab").is_file() {
+                        return Self::from_nltk_data(dir).map_err(|e| e.to_string());
+                    }
+                }
+                let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+                Err(format!(
+                    "NLTK's punkt_tab English model is not installed (looked in {}; set NLTK_DATA)",
+                    looked.join(", ")
+                ))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The sentences of `text` (`nltk.sent_tokenize`).
+    pub fn sentences(&self, text: &str) -> Vec<String> {
+        self.model.sentences(text)
+    }
+
+    /// The word tokens of `text` (`nltk.word_tokenize`).
+    pub fn tokens(&self, text: &str) -> Vec<String> {
+        self.sentences(text).iter().flat_map(|s| treebank::tokenize(s)).collect()
+    }
+}
+
+/// NLTK's search path: `NLTK_DATA` (`:`-separated), `~/nltk_data`, then the system directories.
+fn nltk_data_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("NLTK_DATA")
+        .map(|v| std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).collect())
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join("nltk_data"));
+    }
+    for d in ["/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data", "/usr/local/lib/nltk_data"] {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs
+}
