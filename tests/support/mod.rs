@@ -332,7 +332,7 @@ pub fn read_records(path: &Path) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).expect("a JSON record per line")).collect()
 }
 
-/// The record key of formats §3: (treatment, uid, condition, rep, attempt).
+/// The record key of docs/formats.md#record-validation: (treatment, uid, condition, rep, attempt).
 pub fn key(r: &Value) -> (String, String, String, u64, u64) {
     (
         r["treatment"].as_str().unwrap_or("default").to_string(),
@@ -358,7 +358,7 @@ pub fn units(records: &[Value]) -> BTreeMap<(String, String, String, u64), Vec<V
     out
 }
 
-/// The unit's outcome record by formats §4: the non-error record with the lowest attempt.
+/// The unit's outcome record by docs/formats.md#unit-outcome: the non-error record with the lowest attempt.
 pub fn outcome(records: &[Value]) -> Option<&Value> {
     records.iter().find(|r| r["outcome"] != "error")
 }
