@@ -86,12 +86,20 @@ pub trait SiteManager: Send + Sync + 'static {
     fn login_cookies(&self, _site: Site, _version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
         Box::pin(async { Ok(None) })
     }
+    /// The backend's own record of which sites may have changed since their last reset.
+    fn dirty_sites(&self) -> &DirtySites;
     /// Whether to reset before an attempt, given the policy and the site's state.
-    fn needs_reset(&self, site: Site, version: Version) -> bool;
+    fn needs_reset(&self, site: Site, version: Version) -> bool {
+        self.dirty_sites().needs_reset(self.policy(), site, version)
+    }
     /// Records that an attempt may have changed the site's state.
-    fn mark_dirty(&self, site: Site, version: Version);
+    fn mark_dirty(&self, site: Site, version: Version) {
+        self.dirty_sites().mark_dirty(site, version);
+    }
     /// Records that a reset cleaned the site.
-    fn mark_clean(&self, site: Site, version: Version);
+    fn mark_clean(&self, site: Site, version: Version) {
+        self.dirty_sites().mark_clean(site, version);
+    }
 }
 
 /// The sites whose state may have changed since their last reset: the
@@ -289,16 +297,8 @@ impl SiteManager for Remote {
         self.cfg.reset_policy
     }
 
-    fn needs_reset(&self, site: Site, version: Version) -> bool {
-        self.dirty.needs_reset(self.cfg.reset_policy, site, version)
-    }
-
-    fn mark_dirty(&self, site: Site, version: Version) {
-        self.dirty.mark_dirty(site, version);
-    }
-
-    fn mark_clean(&self, site: Site, version: Version) {
-        self.dirty.mark_clean(site, version);
+    fn dirty_sites(&self) -> &DirtySites {
+        &self.dirty
     }
 }
 

@@ -50,14 +50,8 @@ impl SiteManager for TestSites {
     fn policy(&self) -> ResetPolicy {
         ResetPolicy::Never
     }
-    fn needs_reset(&self, site: Site, version: Version) -> bool {
-        self.dirty.needs_reset(self.policy(), site, version)
-    }
-    fn mark_dirty(&self, site: Site, version: Version) {
-        self.dirty.mark_dirty(site, version);
-    }
-    fn mark_clean(&self, site: Site, version: Version) {
-        self.dirty.mark_clean(site, version);
+    fn dirty_sites(&self) -> &DirtySites {
+        &self.dirty
     }
 }
 
