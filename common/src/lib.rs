@@ -13,6 +13,7 @@
 //! * [`html`]: the one HTML escaper.
 //! * [`text`]: input echoed in error messages, clipped to one short line.
 //! * [`bounded`]: reading whole files and lines with a stated bound on their size.
+//! * [`trajectory`]: an attempt's steps and the scorer's evidence (docs/formats.md#trajectories).
 //!
 //! Reading whole record files and turning them into numbers is the `skillshift-analysis` crate.
 
@@ -26,6 +27,7 @@ pub mod record;
 pub mod skills;
 pub mod task;
 pub mod text;
+pub mod trajectory;
 
 pub use attempt::AttemptSpec;
 pub use error_reason::ErrorReason;

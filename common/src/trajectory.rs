@@ -1,0 +1,398 @@
+//! An attempt's trajectory (docs/formats.md#trajectories): what the agent saw
+//! and did, step by step, and what the scorer found, so a failure can be
+//! explained with evidence.
+//!
+//! The worker builds it, the coordinator stores it beside the record, and an
+//! export writes one file per attempt at [`Trajectory::file_name`], named by
+//! the record's `trajectory` field. Secrets never reach it: [`redact`] runs
+//! before it leaves the worker.
+
+use serde::{Deserialize, Serialize};
+
+use crate::attempt::AttemptSpec;
+use crate::ids::{Condition, Uid};
+use crate::record::Outcome;
+
+/// The `schema` value of every trajectory file.
+pub const SCHEMA: &str = "skillshift.trajectory/1";
+
+/// What every redacted secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// The directory, beside the records file, that holds the trajectories.
+pub const DIR: &str = "trajectories";
+
+/// Which steps keep a screenshot (`--screenshots none | failures | all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScreenshotPolicy {
+    None,
+    /// Only the steps of attempts that did not succeed (the sweep default).
+    #[default]
+    Failures,
+    All,
+}
+
+impl ScreenshotPolicy {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "none" => Ok(ScreenshotPolicy::None),
+            "failures" => Ok(ScreenshotPolicy::Failures),
+            "all" => Ok(ScreenshotPolicy::All),
+            other => Err(format!(
+                "unknown screenshot policy '{}': expected none, failures or all",
+                crate::text::clip(other, crate::text::CLIP_CHARS)
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScreenshotPolicy::None => "none",
+            ScreenshotPolicy::Failures => "failures",
+            ScreenshotPolicy::All => "all",
+        }
+    }
+}
+
+/// The attempt a trajectory belongs to: the record's key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Key {
+    pub sweep: String,
+    pub treatment: String,
+    pub uid: Uid,
+    pub condition: Condition,
+    pub rep: u32,
+    pub attempt: u32,
+}
+
+impl Key {
+    pub fn for_attempt(spec: &AttemptSpec) -> Self {
+        Key {
+            sweep: spec.sweep.clone(),
+            treatment: spec.treatment.clone(),
+            uid: spec.uid,
+            condition: spec.condition,
+            rep: spec.rep,
+            attempt: spec.attempt,
+        }
+    }
+}
+
+/// The LLM call behind one step.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LlmCall {
+    pub model: String,
+    pub reply: String,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub latency_ms: u64,
+}
+
+/// One step of a skill's own steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillSubStep {
+    pub action: String,
+    /// The step's locator, as the library wrote it (role and name, or a URL).
+    pub target: Option<serde_json::Value>,
+    pub ok: bool,
+    pub error: Option<String>,
+}
+
+/// A step that called a skill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillCall {
+    pub name: String,
+    pub args: serde_json::Map<String, serde_json::Value>,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub steps: Vec<SkillSubStep>,
+}
+
+impl SkillCall {
+    /// The 0-based index of the sub-step that failed, if one did.
+    pub fn failed_step(&self) -> Option<usize> {
+        self.steps.iter().position(|s| !s.ok)
+    }
+}
+
+/// One agent step: exactly one of `action` and `skill` is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// 1-based.
+    pub step: u32,
+    pub url: String,
+    pub title: String,
+    /// The text the agent was given.
+    pub observation: String,
+    pub action: Option<String>,
+    pub skill: Option<SkillCall>,
+    pub last_action_error: Option<String>,
+    /// The perturbations active on this page, in words (`modal`, `relabel: 'Issues' -> 'Tickets'`).
+    #[serde(default)]
+    pub perturbations: Vec<String>,
+    pub llm: Option<LlmCall>,
+    pub duration_ms: u64,
+    /// `screenshots/<sha256>.png`, relative to the trajectories directory.
+    pub screenshot: Option<String>,
+}
+
+/// One evaluator's finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluatorEvidence {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `pass`, `fail` or `invalid`.
+    pub verdict: String,
+    pub expected: String,
+    pub got: String,
+}
+
+/// The scorer's evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreEvidence {
+    /// `pass`, `fail` or `invalid`.
+    pub verdict: String,
+    pub evaluators: Vec<EvaluatorEvidence>,
+}
+
+/// A whole attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    pub schema: String,
+    pub key: Key,
+    pub intent: String,
+    pub start_url: String,
+    pub agent: String,
+    pub model: Option<String>,
+    pub steps: Vec<Step>,
+    pub score: Option<ScoreEvidence>,
+    pub outcome: Outcome,
+    pub failure_category: Option<String>,
+    pub error: Option<String>,
+}
+
+impl Trajectory {
+    /// An empty trajectory of the attempt `spec`, before its first step.
+    pub fn for_attempt(spec: &AttemptSpec, intent: &str, start_url: &str, agent: &str) -> Self {
+        Trajectory {
+            schema: SCHEMA.to_string(),
+            key: Key::for_attempt(spec),
+            intent: intent.to_string(),
+            start_url: start_url.to_string(),
+            agent: agent.to_string(),
+            model: None,
+            steps: Vec::new(),
+            score: None,
+            outcome: Outcome::Error,
+            failure_category: None,
+            error: None,
+        }
+    }
+
+    /// The file's path relative to the records file:
+    /// `trajectories/<treatment>/<uid>.<condition>.<rep>.<attempt>.json`.
+    pub fn file_name(key: &Key) -> String {
+        format!("{DIR}/{}/{}.{}.{}.{}.json", safe_segment(&key.treatment), key.uid, key.condition, key.rep, key.attempt)
+    }
+}
+
+/// A treatment label as one path segment: anything outside `[A-Za-z0-9_.-]`
+/// becomes `_`, and `.`/`..` cannot escape the directory.
+pub fn safe_segment(label: &str) -> String {
+    let s: String = label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.chars().all(|c| c == '.') {
+        format!("_{s}")
+    } else {
+        s
+    }
+}
+
+/// The screenshot's path relative to the trajectories directory, by content digest.
+pub fn screenshot_name(sha256_hex: &str) -> String {
+    format!("screenshots/{sha256_hex}.png")
+}
+
+/// Replaces every occurrence of each non-empty secret in `text` by [`REDACTED`],
+/// and the value of any `Authorization`/`Bearer` credential.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| s.len() >= 3) {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), REDACTED);
+        }
+    }
+    redact_bearer(&out)
+}
+
+fn redact_bearer(text: &str) -> String {
+    const MARK: &str = "Bearer ";
+    if !text.contains(MARK) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        out.push_str(&rest[..i + MARK.len()]);
+        rest = &rest[i + MARK.len()..];
+        let end = rest.find(|c: char| c.is_whitespace() || c == '"' || c == '\'').unwrap_or(rest.len());
+        if end > 0 {
+            out.push_str(REDACTED);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Trajectory {
+    /// Redacts `secrets` from every free text the trajectory carries.
+    pub fn redact(&mut self, secrets: &[String]) {
+        let r = |t: &mut String| *t = redact(t, secrets);
+        r(&mut self.intent);
+        r(&mut self.start_url);
+        if let Some(e) = self.error.as_mut() {
+            r(e);
+        }
+        for step in &mut self.steps {
+            r(&mut step.url);
+            r(&mut step.title);
+            r(&mut step.observation);
+            if let Some(a) = step.action.as_mut() {
+                r(a);
+            }
+            if let Some(e) = step.last_action_error.as_mut() {
+                r(e);
+            }
+            for p in &mut step.perturbations {
+                r(p);
+            }
+            if let Some(llm) = step.llm.as_mut() {
+                r(&mut llm.reply);
+            }
+            if let Some(skill) = step.skill.as_mut() {
+                if let Some(e) = skill.error.as_mut() {
+                    r(e);
+                }
+                for v in skill.args.values_mut() {
+                    if let serde_json::Value::String(s) = v {
+                        r(s);
+                    }
+                }
+                for sub in &mut skill.steps {
+                    if let Some(e) = sub.error.as_mut() {
+                        r(e);
+                    }
+                }
+            }
+        }
+        if let Some(score) = self.score.as_mut() {
+            for ev in &mut score.evaluators {
+                r(&mut ev.expected);
+                r(&mut ev.got);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::Condition;
+
+    fn key() -> Key {
+        Key {
+            sweep: "s1".into(),
+            treatment: "ASI".into(),
+            uid: "skillshift.gitlab.v2.9".parse().expect("uid"),
+            condition: Condition::TgtExec,
+            rep: 0,
+            attempt: 1,
+        }
+    }
+
+    #[test]
+    fn the_file_name_is_the_formats_path() {
+        assert_eq!(Trajectory::file_name(&key()), "trajectories/ASI/skillshift.gitlab.v2.9.tgt-exec.0.1.json");
+    }
+
+    #[test]
+    fn a_treatment_label_cannot_leave_the_directory() {
+        assert_eq!(safe_segment("../x"), ".._x");
+        assert_eq!(safe_segment(".."), "_..");
+        assert_eq!(safe_segment("a/b c"), "a_b_c");
+        assert_eq!(safe_segment(""), "_");
+    }
+
+    #[test]
+    fn secrets_and_bearer_tokens_are_redacted() {
+        let s = vec!["hunter2pw".to_string(), "".to_string()];
+        assert_eq!(
+            redact("type [3] [hunter2pw] then Authorization: Bearer abc.def done", &s),
+            "type [3] [[redacted]] then Authorization: Bearer [redacted] done"
+        );
+        assert_eq!(redact("nothing here", &s), "nothing here");
+    }
+
+    #[test]
+    fn a_trajectory_round_trips_through_json_with_the_pinned_field_names() {
+        let mut t = Trajectory {
+            schema: SCHEMA.into(),
+            key: key(),
+            intent: "do it".into(),
+            start_url: "http://x/".into(),
+            agent: "skills".into(),
+            model: None,
+            steps: vec![Step {
+                step: 1,
+                url: "http://x/".into(),
+                title: "X".into(),
+                observation: "[1] link 'Issues'".into(),
+                action: None,
+                skill: Some(SkillCall {
+                    name: "create_issue".into(),
+                    args: serde_json::Map::new(),
+                    ok: false,
+                    error: Some("no element".into()),
+                    steps: vec![SkillSubStep {
+                        action: "click".into(),
+                        target: None,
+                        ok: false,
+                        error: Some("no element".into()),
+                    }],
+                }),
+                last_action_error: None,
+                perturbations: vec!["modal".into()],
+                llm: None,
+                duration_ms: 3,
+                screenshot: None,
+            }],
+            score: Some(ScoreEvidence {
+                verdict: "fail".into(),
+                evaluators: vec![EvaluatorEvidence {
+                    kind: "url_match".into(),
+                    verdict: "fail".into(),
+                    expected: "a".into(),
+                    got: "b".into(),
+                }],
+            }),
+            outcome: Outcome::Failure,
+            failure_category: Some("skill_failure".into()),
+            error: None,
+        };
+        t.redact(&["Issues".to_string()]);
+        let v = serde_json::to_value(&t).expect("json");
+        assert_eq!(v["schema"], "skillshift.trajectory/1");
+        assert_eq!(v["key"]["condition"], "tgt-exec");
+        assert_eq!(v["steps"][0]["observation"], "[1] link '[redacted]'");
+        assert_eq!(v["steps"][0]["skill"]["steps"][0]["ok"], false);
+        assert_eq!(v["score"]["evaluators"][0]["type"], "url_match");
+        assert_eq!(v["outcome"], "failure");
+        let back: Trajectory = serde_json::from_value(v).expect("back");
+        assert_eq!(back, t);
+        assert_eq!(back.steps[0].skill.as_ref().and_then(SkillCall::failed_step), Some(0));
+    }
+}
