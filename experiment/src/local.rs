@@ -53,7 +53,15 @@ fn random_token() -> String {
 /// Runs the sweep on an in-process cluster, writes `per_task.jsonl`, `contract.json` and
 /// `summary.json` under `out`, and returns the report.
 pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
-    let spec = crate::spec::build(&s.sweep)?;
+    let planned = crate::spec::build(&s.sweep)?;
+    let baseline = s.sweep.reuse_baseline.as_deref().map(|p| crate::reuse::for_spec(p, &planned)).transpose()?;
+    let spec = match &baseline {
+        Some(b) => {
+            eprintln!("{}", b.describe());
+            b.remaining(&planned)?
+        }
+        None => planned,
+    };
     std::fs::create_dir_all(&s.out).with_context(|| format!("creating {}", s.out.display()))?;
     let records = s.out.join("per_task.jsonl");
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -113,7 +121,10 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         if let Some(st) = &followed {
             println!("{}", crate::follow::one_line(st));
         }
-        let n = crate::export::export(&mut client, &id, &records).await?;
+        let mut n = crate::export::export(&mut client, &id, &records).await?;
+        if let Some(b) = &baseline {
+            n += crate::reuse::merge(&records, b)?;
+        }
         if !tasks.shutdown(Duration::from_secs(120)).await {
             eprintln!("skillshift: warning: a worker did not stop in time");
         }

@@ -36,6 +36,20 @@ pub struct Args {
     /// Skill library; `none` for no skills. Default data/skills/example.json.
     #[arg(long)]
     pub skills: Option<String>,
+    /// A treatment, NAME[=SKILLS_FILE], repeatable: every unit runs under each (CONTROL alone has no library;
+    /// another NAME alone takes --skills). Default: one treatment, --skills.
+    #[arg(long, value_name = "NAME[=SKILLS_FILE]")]
+    pub treatment: Vec<String>,
+    /// Sampling temperature of an LLM agent (default 0).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Stop when the sweep's LLM cost reaches this many USD.
+    #[arg(long)]
+    pub cost_budget: Option<f64>,
+    /// Records of an earlier run under the same frozen contract: its treatments named by --treatment are not
+    /// run again, and its records join this run's (docs/cli.md#baseline-reuse).
+    #[arg(long, value_name = "FILE")]
+    pub reuse_baseline: Option<PathBuf>,
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
     /// Testing aid: workers run no browser, attempts take about MS ms with fake records.
@@ -58,8 +72,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sweep = SweepSettings {
         families: args.families.clone(),
         skills: Skills::from_flag(args.skills.as_deref()),
+        treatments: args.treatment.clone(),
         agent: args.agent.clone(),
         model: args.model.clone(),
+        temperature: args.temperature,
+        cost_budget_usd: args.cost_budget,
+        reuse_baseline: args.reuse_baseline.clone(),
         count: args.count,
         max_steps: args.max_steps,
         seed: args.seed,

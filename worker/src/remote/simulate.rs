@@ -162,6 +162,8 @@ mod tests {
             perturbation_profile: None,
             config_digest: None,
             traceparent: None,
+            temperature: None,
+            prompt_version: None,
         }
     }
 
