@@ -3,12 +3,13 @@
 //! baseline again.
 //!
 //! `--reuse-baseline FILE` names an earlier run's `per_task.jsonl` (with its
-//! `contract.json` beside it). At submit, [`for_spec`] checks that run against
-//! the new sweep: the same `config_digest` (so every frozen field agrees; a
+//! `contract.json` beside it), whose records stand in for the sweep's baseline
+//! treatment, the first `--treatment`. At submit, [`for_spec`] checks that run
+//! against the new sweep: the same `config_digest` (so every frozen field agrees; a
 //! refusal lists the fields that differ), records no older than [`MAX_AGE`],
-//! the same skill library for each reused treatment, and a record for every
-//! unit the new sweep plans for it. The treatments it holds are then taken out
-//! of the spec ([`Baseline::remaining`]), and at export [`merge`] appends their
+//! the same skill library for the baseline treatment, and a record for every
+//! unit the new sweep plans for it. The baseline is then taken out of the
+//! spec ([`Baseline::remaining`]), and at export [`merge`] appends their
 //! records to the new `per_task.jsonl` and says in `contract.json` which
 //! treatment came from which file and sweep. Both sides then carry one
 //! `config_digest`, and `compare` pairs them unit by unit as if one sweep had
@@ -145,13 +146,16 @@ pub fn for_spec(path: &Path, spec: &SweepSpec) -> anyhow::Result<Baseline> {
         );
     }
     let held: BTreeSet<&str> = loaded.records.iter().filter_map(|(r, _)| r.treatment.as_deref()).collect();
-    let reused: Vec<String> =
-        spec.treatments.iter().map(|t| t.name.clone()).filter(|n| held.contains(n.as_str())).collect();
-    if reused.is_empty() {
-        let asked: Vec<&str> = spec.treatments.iter().map(|t| t.name.as_str()).collect();
+    // The baseline is the first treatment, as `compare` reads a pair.
+    let baseline = spec.treatments.first().map(|t| t.name.clone()).context("the sweep has no treatment")?;
+    if !held.contains(baseline.as_str()) {
         let held: Vec<&str> = held.into_iter().collect();
-        bail!("{flag}: it holds no records of {} (it holds {})", asked.join(", "), held.join(", "));
+        bail!(
+            "{flag}: it holds no records of the baseline treatment {baseline} (the first --treatment); it holds {}",
+            held.join(", ")
+        );
     }
+    let reused = vec![baseline];
     for t in spec.treatments.iter().filter(|t| reused.contains(&t.name)) {
         let theirs = treatment_of(Some(&loaded.contract), &t.name).get("skill_library").cloned().unwrap_or(Value::Null);
         let ours = planner::library_digest(t).map_or(Value::Null, Value::String);
