@@ -154,6 +154,8 @@ fn a_cost_budget_is_never_passed_by_the_attempts_in_flight() {
         let costs: Vec<f64> = records.iter().filter_map(|r| r["cost_usd"].as_f64()).collect();
         let spent: f64 = costs.iter().sum();
         let dearest = costs.iter().copied().fold(0.0, f64::max);
+        // Made-up records say so, through the wire and the store into the export.
+        assert!(records.iter().all(|r| r["simulated"] == true || r["error"] == "worker_lost"), "{records:?}");
         assert!((st["cost_usd"].as_f64().unwrap_or(-1.0) - spent).abs() < 1e-9, "status {st} vs records {spent}");
         assert!(spent <= budget + dearest, "spent {spent} of {budget} (dearest attempt {dearest}): {st}");
         assert!(spent > budget / 2.0, "the budget was used, not refused: {spent} of {budget}");
