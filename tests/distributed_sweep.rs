@@ -242,3 +242,59 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
     assert_eq!(run.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&sb.sweep(&["list"]).stdout).lines().count(), before, "nothing submitted");
 }
+
+#[test]
+fn a_two_treatment_sweep_pairs_its_units_and_a_reused_baseline_runs_only_the_candidate() {
+    let sb = Sandbox::start(2, 10);
+    let two = ["--treatment", "CONTROL", "--treatment", "example=data/skills/example.json"];
+    let id = sb.submit(3, &two);
+    sb.wait_state(&id, "done", Duration::from_secs(60));
+    let first = sb.path("first/per_task.jsonl");
+    std::fs::create_dir_all(first.parent().expect("a folder")).expect("mkdir");
+    let records = sb.export(&id, "first/per_task.jsonl");
+    let treatments: std::collections::BTreeSet<_> = records.iter().map(|r| r["treatment"].to_string()).collect();
+    assert_eq!(treatments.len(), 2, "{treatments:?}");
+    let digests: std::collections::BTreeSet<_> = records.iter().map(|r| r["config_digest"].to_string()).collect();
+    assert_eq!(digests.len(), 1, "one contract for both treatments");
+
+    // A second sweep reusing the first's CONTROL: only example's 18 units run.
+    let base = first.to_str().expect("utf-8").to_string();
+    let mut args = two.to_vec();
+    args.extend(["--reuse-baseline", &base]);
+    let id2 = sb.submit(3, &args);
+    let st = sb.wait_state(&id2, "done", Duration::from_secs(60));
+    assert_eq!(st["units"]["total"], 18, "3 families x 6 conditions of example only: {st}");
+    let second = sb.path("second.jsonl");
+    let out = sb.sweep(&["export", &id2, "--out", second.to_str().expect("utf-8"), "--reuse-baseline", &base]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let merged = support::read_records(&second);
+    assert_eq!(merged.iter().filter(|r| r["treatment"] == "CONTROL").count(), 18);
+    assert!(merged.iter().filter(|r| r["treatment"] == "CONTROL").all(|r| r["sweep"] == id.as_str()));
+    let compare = |file: &std::path::Path| {
+        let o = std::process::Command::new(support::BIN)
+            .args(["compare", "--baseline", file.to_str().expect("utf-8"), "--candidate"])
+            .arg(file)
+            .args(["--treatment-baseline", "CONTROL", "--treatment-candidate", "example", "--format", "json"])
+            .output()
+            .expect("compare");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("json")
+    };
+    let (one, reused) = (compare(&first), compare(&second));
+    assert_eq!(reused["contract"]["equivalent"], true, "{}", reused["contract"]);
+    assert_eq!(reused["directional_only"], false);
+    for key in ["cells", "overall", "verdict"] {
+        assert_eq!(reused[key], one[key], "{key}: the reused comparison is the one-sweep comparison");
+    }
+
+    // Another frozen contract: refused with one line before anything is submitted.
+    let mut bad = args.clone();
+    bad.extend(["--max-steps", "7"]);
+    let fam = sb.families(3);
+    let mut start = vec!["start", "--sites", "gitlab", "--families", fam.to_str().expect("utf-8")];
+    start.extend(bad.iter().copied());
+    let o = sb.sweep(&start);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("max_steps") && err.trim().lines().count() == 1, "{err}");
+}
