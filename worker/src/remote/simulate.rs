@@ -65,6 +65,8 @@ pub fn simulated_record(spec: &AttemptSpec) -> Record {
     let attempt = spec.attempt.to_string();
     let mut this_attempt = Mix(seed_of(&[&spec.treatment, &uid, spec.condition.as_str(), &rep, &attempt], spec.seed));
     let mut r = Record::for_attempt(spec);
+    // Made up, and says so: a summary built from it is refused by `leaderboard validate`.
+    r.simulated = Some(true);
     // A few attempts hit an infrastructure fault, drawn per attempt so a retry can succeed.
     if this_attempt.chance(30) {
         r.outcome = Some(Outcome::Error);
@@ -162,6 +164,8 @@ mod tests {
             perturbation_profile: None,
             config_digest: None,
             traceparent: None,
+            temperature: None,
+            prompt_version: None,
         }
     }
 
@@ -171,6 +175,7 @@ mod tests {
         for task in 0..200 {
             let a = simulated_record(&spec(task, 0));
             assert_eq!(a, simulated_record(&spec(task, 0)));
+            assert_eq!(a.simulated, Some(true), "every made-up record says so");
             if a.outcome != Some(Outcome::Error) {
                 assert!(a.steps.is_some_and(|s| (1..=10).contains(&s)));
                 successes += a.success.unwrap_or(false) as u32;
