@@ -26,6 +26,8 @@ pub struct LocalSettings {
     pub out: PathBuf,
     /// Testing aid: workers run no browser; attempts take about this long with made-up records.
     pub simulate: Option<Duration>,
+    /// The in-process coordinator's LLM budget (`--llm-concurrency`, `--llm-rpm`, `--llm-tpm`).
+    pub llm_budget: skillshift_coordinator::llm_budget::BudgetConfig,
     pub telemetry: TelemetryConfig,
 }
 
@@ -72,6 +74,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 tls: None,
                 lease_ttl: Duration::from_secs(30),
                 limits: Default::default(),
+                llm_budget: s.llm_budget,
             },
             cancel.child_token(),
         )

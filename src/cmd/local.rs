@@ -42,6 +42,8 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate: Option<u64>,
     #[command(flatten)]
+    pub llm: super::coordinator::LlmBudgetArgs,
+    #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
@@ -70,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         workers: args.workers,
         out: args.out.clone(),
         simulate: args.simulate.map(Duration::from_millis),
+        llm_budget: args.llm.config(),
         telemetry,
     };
     let done = local::run(settings)?;

@@ -36,6 +36,10 @@ pub struct Args {
     /// Run no browser: each attempt takes about MS ms and yields a deterministic fake record.
     #[arg(long, value_name = "MS")]
     pub simulate: Option<u64>,
+    /// With --simulate: attempts of an LLM agent make their LLM calls for real, one per simulated step, to
+    /// OPENAI_BASE_URL through the cluster's LLM budget (a load test of the budget and the endpoint).
+    #[arg(long, requires = "simulate", env = "SKILLSHIFT_SIMULATE_LLM")]
+    pub simulate_llm: bool,
     /// This worker's name (default host:pid).
     #[arg(long)]
     pub name: Option<String>,
@@ -64,6 +68,7 @@ fn default_name() -> String {
 impl Args {
     fn plan(&self, name: String) -> anyhow::Result<WorkerPlan> {
         let runs = match (&self.simulate, &self.sites, self.embedded_sites) {
+            (Some(ms), _, _) if self.simulate_llm => Runs::SimulatedLlm(Duration::from_millis(*ms)),
             (Some(ms), _, _) => Runs::Simulated(Duration::from_millis(*ms)),
             (None, Some(path), _) => Runs::Browser(SiteChoice::File(path.clone())),
             (None, None, true) => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
