@@ -236,11 +236,19 @@ impl Ledger {
         Decision::Granted { permit, limit }
     }
 
-    /// Gives a permit back; a 429 shrinks the meter's scale, an answer grows it.
-    pub fn release(&mut self, key: &MeterKey, permit: &str, result: CallResult, tokens_used: u64, now: Instant) {
+    /// Gives a permit back; a 429 shrinks the meter's scale, an answer grows it. Returns whether the
+    /// shared limit was lowered.
+    pub fn release(
+        &mut self,
+        key: &MeterKey,
+        permit: &str,
+        result: CallResult,
+        tokens_used: u64,
+        now: Instant,
+    ) -> bool {
         let base = self.cfg.concurrency.unwrap_or(10).max(1) as f64;
         let foreign = !self.is_own(permit);
-        let Some(m) = self.meters.get_mut(key) else { return };
+        let Some(m) = self.meters.get_mut(key) else { return false };
         let held = m.held.remove(permit);
         if held.is_none() && foreign {
             if self.released_foreign.len() >= MAX_RELEASED_FOREIGN {
@@ -264,12 +272,14 @@ impl Ledger {
                     m.scale = (m.scale / 2.0).max(MIN_SCALE);
                     m.last_decrease = Some(now);
                 }
+                fresh
             }
             CallResult::Answered => {
                 let limit = (base * m.scale).max(1.0);
                 m.scale = (m.scale + 1.0 / (base * limit)).min(1.0);
+                false
             }
-            CallResult::NoAnswer => {}
+            CallResult::NoAnswer => false,
         }
     }
 
@@ -328,7 +338,8 @@ impl Ledger {
 pub struct MeterTotals {
     pub granted: u64,
     pub rate_limited: u64,
-    pub expired: u64,
+    /// Times a 429 lowered the shared limit.
+    pub decreases: u64,
     pub wait_seconds: f64,
     pub wait_max_seconds: f64,
 }
@@ -460,9 +471,13 @@ impl Budget {
     }
 
     pub fn release(&self, key: &MeterKey, permit: &str, result: CallResult, tokens_used: u64) {
-        let _ = self.with_ledger(|l| l.release(key, permit, result, tokens_used, Instant::now()));
+        let decreased =
+            self.with_ledger(|l| l.release(key, permit, result, tokens_used, Instant::now())).unwrap_or(false);
         if result == CallResult::RateLimited {
-            self.total(key, |t| t.rate_limited += 1);
+            self.total(key, |t| {
+                t.rate_limited += 1;
+                t.decreases += u64::from(decreased);
+            });
         }
         self.shared.changed.notify_waiters();
     }
@@ -501,7 +516,7 @@ impl Budget {
         use std::fmt::Write;
         let views = self.views();
         let mut out = String::new();
-        let families: [(&str, &str, &str); 9] = [
+        let families: [(&str, &str, &str); 10] = [
             ("skillshift_llm_permits_granted", "counter", "LLM permits granted"),
             ("skillshift_llm_permit_wait_seconds", "counter", "Seconds requests waited for an LLM permit"),
             ("skillshift_llm_permit_wait_max_seconds", "gauge", "Longest wait for one LLM permit"),
@@ -511,6 +526,7 @@ impl Budget {
             ("skillshift_llm_concurrency_limit", "gauge", "Effective in-flight limit after 429 decreases"),
             ("skillshift_llm_rpm_limit", "gauge", "Effective requests-per-minute limit"),
             ("skillshift_llm_scale", "gauge", "AIMD scale of the configured ceilings"),
+            ("skillshift_llm_limit_decreases", "counter", "Times a 429 halved the shared limit"),
         ];
         for (i, (name, kind, help)) in families.iter().enumerate() {
             let _ = writeln!(out, "# HELP {name} {help}.\n# TYPE {name} {kind}");
@@ -525,7 +541,8 @@ impl Budget {
                     5 => v.waiting as f64,
                     6 => v.concurrency.map_or(f64::NAN, |c| c as f64),
                     7 => v.rpm.map_or(f64::NAN, |c| c as f64),
-                    _ => v.scale,
+                    8 => v.scale,
+                    _ => t.decreases as f64,
                 };
                 if value.is_nan() {
                     continue;
