@@ -22,6 +22,8 @@ use crate::workers::{self, Runs, SiteChoice, WorkerPlan};
 pub struct LocalSettings {
     pub sweep: SweepSettings,
     pub workers: u32,
+    /// Attempts each worker runs at once.
+    pub slots: u32,
     /// Output folder: records, contract, summary and the coordinator's store.
     pub out: PathBuf,
     /// Testing aid: workers run no browser; attempts take about this long with made-up records.
@@ -90,7 +92,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                     Some(ms) => Runs::Simulated(ms),
                     None => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
                 },
-                slots: 1,
+                slots: s.slots.max(1),
                 browser_reuse: skillshift_worker::browser::BrowserConfig::default().reuse,
                 data: s.sweep.data.clone(),
             };
