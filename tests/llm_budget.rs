@@ -80,6 +80,7 @@ fn two_workers_of_three_slots_never_exceed_the_cluster_concurrency() {
     let free = cluster(&llm, &[]);
     run_sweep(&free, 2, 3);
     let unmetered = llm.max_in_flight();
+    eprintln!("without a budget: at most {unmetered} calls at once");
     assert!(unmetered > 2, "without --llm-concurrency, 6 slots held only {unmetered} calls at once");
     drop(free);
 
@@ -89,6 +90,7 @@ fn two_workers_of_three_slots_never_exceed_the_cluster_concurrency() {
     let sb = cluster(&llm, &["--llm-concurrency", "2"]);
     let records = run_sweep(&sb, 3, 3);
     let served = llm.requests().len() as u64;
+    eprintln!("--llm-concurrency 2: {served} calls, at most {} at once", llm.max_in_flight());
     assert_eq!(served, calls(&records), "every simulated step made one call");
     assert!(served >= 18, "{served} calls");
     assert_eq!(llm.max_in_flight(), 2, "at most 2 calls in flight (and the budget let 2 run)");
@@ -113,6 +115,7 @@ fn requests_per_minute_hold_within_ten_percent() {
     assert!(arrivals.len() >= 30, "{} calls", arrivals.len());
     let span = arrivals[arrivals.len() - 1].duration_since(arrivals[0]).as_secs_f64();
     let per_minute = (arrivals.len() - 1) as f64 / span * 60.0;
+    eprintln!("{} calls at {per_minute:.1} requests/min", arrivals.len());
     assert!((540.0..=660.0).contains(&per_minute), "{per_minute:.0} requests/min against --llm-rpm 600");
 }
 
