@@ -52,7 +52,8 @@ pub struct Args {
     /// On shutdown, seconds to let running attempts finish before cancelling them.
     #[arg(long, default_value_t = 60)]
     pub drain_timeout: u64,
-    /// Serve this worker's Prometheus metrics at http://ADDR/metrics.
+    /// Serve this worker's Prometheus metrics at http://ADDR/metrics, and its probes at /healthz (alive)
+    /// and /readyz (connected to the coordinator and taking work).
     #[arg(long, value_name = "ADDR")]
     pub metrics_addr: Option<std::net::SocketAddr>,
     #[command(flatten)]
@@ -93,13 +94,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Logs to stderr; spans over OTLP only when an endpoint is configured.
         let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = skillshift_experiment::signals::cancel_on_signals();
-        let tasks = TaskCenter::with_token("worker", cancel.clone());
+        // Not cancelled by the signal: /healthz and /metrics keep answering while the worker drains.
+        let tasks = TaskCenter::new("worker/http");
         if let Some(addr) = args.metrics_addr {
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("--metrics-addr {addr}"))?;
             let exposition = skillshift_telemetry::metrics::WorkerMetrics::global_exposition();
             tasks.spawn("metrics", move |stop| {
-                skillshift_telemetry::metrics::serve(listener, exposition, stop.cancelled_owned())
+                skillshift_worker::health::serve(listener, exposition, stop.cancelled_owned())
             });
         }
         let worker = workers::build(&plan).await?;
