@@ -14,8 +14,13 @@ use std::time::Duration;
 use skillshift_worker::agents::scripted_llm::{Scripted, ScriptedLlm};
 use support::{Options, Sandbox};
 
-/// The workers read `OPENAI_BASE_URL` from the environment they are started with, which tests share.
+/// The workers read `OPENAI_BASE_URL` from the environment they are started with, which tests share; and
+/// rates are measured, so the tests of this file run one at a time.
 static ENV: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ENV.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
@@ -23,7 +28,6 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// A coordinator with `coordinator_args`, and two `--slots 3` workers calling `llm`.
 fn cluster(llm: &ScriptedLlm, coordinator_args: &[&str]) -> Sandbox {
-    let _env = ENV.lock().unwrap_or_else(|p| p.into_inner());
     std::env::set_var("OPENAI_BASE_URL", llm.base_url());
     std::env::set_var("OPENAI_MODEL", "budget-test-model");
     let opts = Options {
@@ -72,6 +76,7 @@ fn calls(records: &[serde_json::Value]) -> u64 {
 
 #[test]
 fn two_workers_of_three_slots_never_exceed_the_cluster_concurrency() {
+    let _serial = one_at_a_time();
     let rt = runtime();
     let llm = rt
         .block_on(ScriptedLlm::start_endless(vec![], Scripted::text("ok"), Duration::from_millis(150)))
@@ -106,6 +111,7 @@ fn two_workers_of_three_slots_never_exceed_the_cluster_concurrency() {
 
 #[test]
 fn requests_per_minute_hold_within_ten_percent() {
+    let _serial = one_at_a_time();
     let rt = runtime();
     let llm =
         rt.block_on(ScriptedLlm::start_endless(vec![], Scripted::text("ok"), Duration::from_millis(10))).expect("llm");
@@ -121,6 +127,7 @@ fn requests_per_minute_hold_within_ten_percent() {
 
 #[test]
 fn a_burst_of_429s_lowers_the_shared_limit_and_the_sweep_still_completes() {
+    let _serial = one_at_a_time();
     let rt = runtime();
     let burst = vec![Scripted::Status(429); 6];
     let llm =
@@ -133,4 +140,73 @@ fn a_burst_of_429s_lowers_the_shared_limit_and_the_sweep_still_completes() {
     assert!(sample(&m, "skillshift_llm_limit_decreases_total").is_some_and(|d| d >= 1.0), "{m}");
     assert!(sb.read_log("coordinator-1.log").contains("shrinking the shared limit"));
     assert_eq!(llm.requests().len() as u64, calls(&records) + 6, "each 429 was retried once");
+}
+
+/// `cluster` with a lease TTL and one worker of `slots`, started by the caller.
+fn small_cluster(llm: &ScriptedLlm, ttl_ms: u64, coordinator_args: &[&str]) -> Sandbox {
+    std::env::set_var("OPENAI_BASE_URL", llm.base_url());
+    std::env::set_var("OPENAI_MODEL", "budget-test-model");
+    let opts = Options {
+        http: true,
+        lease_ttl_ms: ttl_ms,
+        coordinator_args: coordinator_args.iter().map(|s| s.to_string()).collect(),
+        ..Options::default()
+    };
+    Sandbox::start_with(0, 20, opts)
+}
+
+fn wait_for(limit: Duration, what: &str, sb: &Sandbox, pred: impl Fn() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !pred() {
+        assert!(t0.elapsed() < limit, "{what} not within {limit:?}\n{}", sb.logs());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_killed_workers_permit_expires_with_its_lease() {
+    let _serial = one_at_a_time();
+    let rt = runtime();
+    // The first call never answers in time; the rest answer at once.
+    let script = vec![Scripted::Stall(Duration::from_secs(60))];
+    let llm = rt.block_on(ScriptedLlm::start_endless(script, Scripted::text("ok"), Duration::ZERO)).expect("llm");
+    let mut sb = small_cluster(&llm, 1000, &["--llm-concurrency", "1"]);
+    let a = sb.add_worker(20, &["--slots", "1", "--simulate-llm"]);
+    let id = sb.submit(1, &["--agent", "reference", "--max-steps", "1", "--conditions", "src,src-perc"]);
+    wait_for(Duration::from_secs(30), "the first call", &sb, || llm.requests().len() == 1);
+    sb.kill_worker(a);
+    let killed = std::time::Instant::now();
+    sb.add_worker(20, &["--slots", "1", "--simulate-llm"]);
+    wait_for(Duration::from_secs(15), "a call by the second worker", &sb, || llm.requests().len() >= 2);
+    let gap = killed.elapsed();
+    let st = sb.wait_state(&id, "done", Duration::from_secs(60));
+    assert_eq!(st["units"]["done"], 2, "{st}");
+    // Its unit came back at once (the stream broke); its permit only when unrenewed for the TTL.
+    assert!(gap >= Duration::from_millis(700), "the dead worker's permit was held until it expired: {gap:?}");
+    assert_eq!(llm.max_in_flight(), 1, "the stalled call of the dead worker was still open: at most 1");
+    let m = metrics(&sb);
+    assert_eq!(sample(&m, "skillshift_llm_permits_expired_total"), Some(1.0), "{m}");
+}
+
+#[test]
+fn a_coordinator_restart_keeps_the_ceiling_and_does_not_deadlock() {
+    let _serial = one_at_a_time();
+    let rt = runtime();
+    let llm = rt
+        .block_on(ScriptedLlm::start_endless(vec![], Scripted::text("ok"), Duration::from_millis(2500)))
+        .expect("llm");
+    let mut sb = small_cluster(&llm, 1500, &["--llm-concurrency", "1"]);
+    sb.add_worker(20, &["--slots", "2", "--simulate-llm"]);
+    let id = sb.submit(1, &["--agent", "reference", "--max-steps", "1", "--conditions", "src,src-perc,tgt"]);
+    wait_for(Duration::from_secs(30), "the first call", &sb, || llm.requests().len() == 1);
+    std::thread::sleep(Duration::from_millis(300));
+    // kill -9 mid-call, restart on the same address: the worker renews the permit it holds and the new
+    // coordinator adopts it before granting the waiting second slot anything.
+    sb.kill_coordinator();
+    let addr = sb.addr.clone();
+    sb.start_coordinator(&addr);
+    let st = sb.wait_state(&id, "done", Duration::from_secs(90));
+    assert_eq!(st["units"]["done"], 3, "{st}");
+    assert_eq!(llm.max_in_flight(), 1, "at most 1 call in flight across the restart\n{}", sb.logs());
+    assert!(sb.read_log("coordinator-2.log").contains("adopted"), "{}", sb.logs());
 }

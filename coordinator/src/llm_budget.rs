@@ -24,7 +24,8 @@
 //! coordinator adopts the ones it does not know, so the ceiling holds again
 //! within one renewal and nothing waits on a permit that no one will return.
 //! Permit ids carry a per-process prefix, so an adopted id never collides
-//! with a new one.
+//! with a new one. A coordinator that restarts (its store held sweeps)
+//! grants nothing for half a TTL, so every renewal arrives before it does.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -85,6 +86,8 @@ struct Meter {
     queue: VecDeque<u64>,
     scale: f64,
     last_decrease: Option<Instant>,
+    /// Permits that expired unrenewed, since start.
+    expired: u64,
 }
 
 impl Meter {
@@ -96,12 +99,14 @@ impl Meter {
             queue: VecDeque::new(),
             scale: 1.0,
             last_decrease: None,
+            expired: 0,
         }
     }
 
     fn expire(&mut self, now: Instant) -> usize {
         let before = self.held.len();
         self.held.retain(|_, h| h.expires > now);
+        self.expired += (before - self.held.len()) as u64;
         while self.requests.front().is_some_and(|t| now.duration_since(*t) >= WINDOW) {
             self.requests.pop_front();
         }
@@ -131,6 +136,8 @@ pub struct MeterView {
     pub rpm: Option<u64>,
     pub tpm: Option<u64>,
     pub scale: f64,
+    /// Permits that expired unrenewed (a lost worker's), since start.
+    pub expired: u64,
 }
 
 /// A decision on one waiting ticket.
@@ -154,6 +161,8 @@ pub struct Ledger {
     next: u64,
     /// Permits of an earlier coordinator given back before any renewal named them: never adopted.
     released_foreign: VecDeque<String>,
+    /// After a restart, nothing is granted before this: the workers' renewals say first what is in flight.
+    quiet_until: Option<Instant>,
 }
 
 /// Foreign permit ids remembered as released.
@@ -162,11 +171,24 @@ const MAX_RELEASED_FOREIGN: usize = 4096;
 impl Ledger {
     pub fn new(cfg: BudgetConfig, ttl: Duration) -> Ledger {
         let prefix = format!("{:08x}", rand::random::<u32>());
-        Ledger { cfg, ttl, meters: HashMap::new(), prefix, next: 0, released_foreign: VecDeque::new() }
+        Ledger {
+            cfg,
+            ttl,
+            meters: HashMap::new(),
+            prefix,
+            next: 0,
+            released_foreign: VecDeque::new(),
+            quiet_until: None,
+        }
     }
 
     pub fn config(&self) -> BudgetConfig {
         self.cfg
+    }
+
+    /// Grants nothing before `until` (a restarted coordinator waits for renewals of permits still held).
+    pub fn quiet_until(&mut self, until: Instant) {
+        self.quiet_until = Some(until);
     }
 
     fn meter(&mut self, key: &MeterKey) -> Result<&mut Meter, String> {
@@ -197,6 +219,9 @@ impl Ledger {
     /// Grants `ticket` a permit if it is first in line and every ceiling allows it.
     pub fn try_grant(&mut self, key: &MeterKey, ticket: u64, tokens: u64, now: Instant) -> Decision {
         let (cfg, ttl) = (self.cfg, self.ttl);
+        if let Some(until) = self.quiet_until.filter(|u| now < *u) {
+            return Decision::Wait(Some(until));
+        }
         let Some(m) = self.meters.get_mut(key) else { return Decision::Wait(None) };
         m.expire(now);
         if m.queue.front() != Some(&ticket) {
@@ -230,7 +255,13 @@ impl Ledger {
         self.next += 1;
         let permit = format!("{}-{}", self.prefix, self.next);
         m.held.insert(permit.clone(), Held { expires: now + ttl, granted: now });
-        m.requests.push_back(now);
+        // Under steady demand the request slots follow an even timeline (the last one plus the spacing), so
+        // the time a waiter takes to wake up does not slow the rate; after a lull the timeline restarts now.
+        let slot = match (cfg.rpm.map(|r| WINDOW.div_f64(m.scaled(r.into()) as f64)), m.requests.back()) {
+            (Some(spacing), Some(last)) if now < *last + spacing * 2 => (*last + spacing).min(now),
+            _ => now,
+        };
+        m.requests.push_back(slot);
         m.tokens.push_back((now, permit.clone(), tokens));
         let limit = concurrency.unwrap_or(0).min(u32::MAX as u64) as u32;
         Decision::Granted { permit, limit }
@@ -326,6 +357,7 @@ impl Ledger {
                 rpm: self.cfg.rpm.map(|r| m.scaled(r.into())),
                 tpm: self.cfg.tpm.map(|t| m.scaled(t)),
                 scale: m.scale,
+                expired: m.expired,
             })
             .collect();
         v.sort_by(|a, b| (&a.endpoint, &a.model).cmp(&(&b.endpoint, &b.model)));
@@ -394,6 +426,14 @@ impl Drop for Ticket<'_> {
 }
 
 impl Budget {
+    /// After a restart: grant nothing for half a TTL, in which every live worker renews (every third of a
+    /// TTL) the permits it still holds, so they are counted before anything new is granted.
+    pub fn restarted(self) -> Budget {
+        let until = Instant::now() + self.ttl / 2;
+        let _ = self.with_ledger(|l| l.quiet_until(until));
+        self
+    }
+
     /// `ttl` is the lease TTL: a permit not renewed within it expires.
     pub fn new(cfg: BudgetConfig, ttl: Duration) -> Budget {
         let shared = Shared {
@@ -516,7 +556,7 @@ impl Budget {
         use std::fmt::Write;
         let views = self.views();
         let mut out = String::new();
-        let families: [(&str, &str, &str); 10] = [
+        let families: [(&str, &str, &str); 11] = [
             ("skillshift_llm_permits_granted", "counter", "LLM permits granted"),
             ("skillshift_llm_permit_wait_seconds", "counter", "Seconds requests waited for an LLM permit"),
             ("skillshift_llm_permit_wait_max_seconds", "gauge", "Longest wait for one LLM permit"),
@@ -527,6 +567,7 @@ impl Budget {
             ("skillshift_llm_rpm_limit", "gauge", "Effective requests-per-minute limit"),
             ("skillshift_llm_scale", "gauge", "AIMD scale of the configured ceilings"),
             ("skillshift_llm_limit_decreases", "counter", "Times a 429 halved the shared limit"),
+            ("skillshift_llm_permits_expired", "counter", "Permits that expired unrenewed (a lost worker's)"),
         ];
         for (i, (name, kind, help)) in families.iter().enumerate() {
             let _ = writeln!(out, "# HELP {name} {help}.\n# TYPE {name} {kind}");
@@ -542,7 +583,8 @@ impl Budget {
                     6 => v.concurrency.map_or(f64::NAN, |c| c as f64),
                     7 => v.rpm.map_or(f64::NAN, |c| c as f64),
                     8 => v.scale,
-                    _ => t.decreases as f64,
+                    9 => t.decreases as f64,
+                    _ => v.expired as f64,
                 };
                 if value.is_nan() {
                     continue;
@@ -626,6 +668,20 @@ mod tests {
         let mut l = Ledger::new(cfg(None, Some(60), None), Duration::from_secs(30));
         let granted = (0..6000).filter(|i| grant(&mut l, 1, t0 + Duration::from_millis(100 * i)).is_some()).count();
         assert!((595..=601).contains(&granted), "{granted} grants in 10 minutes");
+        // A waiter always in line that wakes 30 ms after its slot does not slow the rate.
+        let mut l = Ledger::new(cfg(None, Some(600), None), Duration::from_secs(30));
+        let (mut now, mut granted) = (t0, 0);
+        let mut ticket = l.enqueue(&key()).unwrap();
+        while now < t0 + WINDOW {
+            match l.try_grant(&key(), ticket, 1, now) {
+                Decision::Granted { .. } => {
+                    granted += 1;
+                    ticket = l.enqueue(&key()).unwrap();
+                }
+                Decision::Wait(at) => now = at.unwrap_or(now) + Duration::from_millis(30),
+            }
+        }
+        assert!((595..=601).contains(&granted), "{granted} grants in a minute at --llm-rpm 600");
     }
 
     #[test]
@@ -677,6 +733,7 @@ mod tests {
         assert_eq!(l.renew(&[(key(), a.clone(), 1)], t0 + Duration::from_secs(2)), 0);
         assert_eq!(grant(&mut l, 1, t0 + Duration::from_secs(4)), None, "renewed at 2 s, alive until 5 s");
         assert!(grant(&mut l, 1, t0 + Duration::from_secs(5)).is_some(), "expired at 5 s");
+        assert_eq!(l.views()[0].expired, 1);
         // A restarted coordinator: a fresh ledger adopts what workers still hold.
         let mut fresh = Ledger::new(cfg(Some(1), None, None), ttl);
         assert_eq!(fresh.renew(&[(key(), a, 1)], t0), 1);
@@ -689,6 +746,12 @@ mod tests {
         l.release(&key(), "00000000x-7", CallResult::Answered, 0, t0);
         assert_eq!(l.renew(&[(key(), own, 1), (key(), "00000000x-7".into(), 1)], t0), 0);
         assert!(grant(&mut l, 1, t0).is_some());
+        // A restarted ledger is quiet until the renewals are in.
+        let mut l = Ledger::new(cfg(Some(1), None, None), ttl);
+        l.quiet_until(t0 + Duration::from_secs(1));
+        let t = l.enqueue(&key()).unwrap();
+        assert_eq!(l.try_grant(&key(), t, 1, t0), Decision::Wait(Some(t0 + Duration::from_secs(1))));
+        assert!(matches!(l.try_grant(&key(), t, 1, t0 + Duration::from_secs(1)), Decision::Granted { .. }));
     }
 
     #[tokio::test]

@@ -185,6 +185,8 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
     .max_encoding_message_size(limits.max_message_bytes);
     let control_svc = InterceptedService::new(control_svc, check.clone());
     let budget = Budget::new(config.llm_budget, config.lease_ttl);
+    // A store with sweeps or workers in it: a restart, and workers may hold permits this process must learn first.
+    let budget = if unfinished > 0 || registered > 0 { budget.restarted() } else { budget };
     let budget_svc = InterceptedService::new(LlmBudgetServer::new(BudgetService { budget: budget.clone() }), check);
 
     // Keepalive pings find a half-open connection (a worker's host gone) within a minute.

@@ -37,8 +37,9 @@ pub const UNMETERED_RECHECK: Duration = Duration::from_secs(30);
 /// Backoff between Acquires that found no coordinator.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
-/// Renewal period until the coordinator has said its own.
-const DEFAULT_RENEW: Duration = Duration::from_secs(5);
+/// Renewal period until the coordinator has said its own (short, so the first permit is renewed in time
+/// under any TTL; with nothing held a renewal sends nothing).
+const DEFAULT_RENEW: Duration = Duration::from_millis(200);
 
 type Client = LlmBudgetClient<InterceptedService<Channel, BearerAuth>>;
 
