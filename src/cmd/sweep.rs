@@ -135,7 +135,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rt.block_on(async move {
         match args.command {
             Command::Start(s) => {
-                let spec = spec::build(&s.settings())?;
+                let settings = s.settings();
+                spec::check_families_in_sites(&settings)?;
+                let spec = spec::build(&settings)?;
                 let id = conn.client().await?.submit(&spec).await?;
                 super::print_line(&id)?;
             }
