@@ -22,10 +22,14 @@ use crate::workers::{self, Runs, SiteChoice, WorkerPlan};
 pub struct LocalSettings {
     pub sweep: SweepSettings,
     pub workers: u32,
+    /// Attempts each worker runs at once.
+    pub slots: u32,
     /// Output folder: records, contract, summary and the coordinator's store.
     pub out: PathBuf,
     /// Testing aid: workers run no browser; attempts take about this long with made-up records.
     pub simulate: Option<Duration>,
+    /// The in-process coordinator's LLM budget (`--llm-concurrency`, `--llm-rpm`, `--llm-tpm`).
+    pub llm_budget: skillshift_coordinator::llm_budget::BudgetConfig,
     pub telemetry: TelemetryConfig,
 }
 
@@ -93,6 +97,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 tls: None,
                 lease_ttl: Duration::from_secs(30),
                 limits: Default::default(),
+                llm_budget: s.llm_budget,
             },
             cancel.child_token(),
         )
@@ -108,7 +113,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                     Some(ms) => Runs::Simulated(ms),
                     None => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
                 },
-                slots: 1,
+                slots: s.slots.max(1),
                 browser_reuse: skillshift_worker::browser::BrowserConfig::default().reuse,
                 data: s.sweep.data.clone(),
             };

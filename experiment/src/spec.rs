@@ -45,6 +45,12 @@ pub fn read_families(path: &Path) -> anyhow::Result<BTreeMap<Site, Vec<u32>>> {
     let Some(sites) = v.get("sites").and_then(|s| s.as_object()) else {
         bail!("{}: expected an object with \"sites\": {{\"<site>\": {{\"families\": [...]}}}}", path.display());
     };
+    if sites.is_empty() {
+        bail!(
+            "{}: \"sites\" is empty; name at least one site's families (without --families the sweep runs every family)",
+            path.display()
+        );
+    }
     let mut out = BTreeMap::new();
     for (name, entry) in sites {
         let site: Site = name.parse().with_context(|| format!("{}: sites", path.display()))?;
@@ -61,6 +67,26 @@ pub fn read_families(path: &Path) -> anyhow::Result<BTreeMap<Site, Vec<u32>>> {
         out.insert(site, ids);
     }
     Ok(out)
+}
+
+/// Refuses a `--families` file that names a site the sweep's `--sites` leaves out: its families would be
+/// dropped without a word. (`calibrate --site S` narrows the calibration set on purpose and does not ask.)
+pub fn check_families_in_sites(s: &SweepSettings) -> anyhow::Result<()> {
+    let Some(path) = &s.families else { return Ok(()) };
+    let families = read_families(path)?;
+    let outside: Vec<String> = families.keys().filter(|site| !s.sites.contains(site)).map(|x| x.to_string()).collect();
+    if !outside.is_empty() {
+        let sites: Vec<String> = s.sites.iter().map(|x| x.to_string()).collect();
+        bail!(
+            "{}: families for {}, which --sites {} leaves out; add {} to --sites or remove {} from the file",
+            path.display(),
+            outside.join(", "),
+            sites.join(","),
+            if outside.len() == 1 { "it" } else { "them" },
+            if outside.len() == 1 { "it" } else { "them" },
+        );
+    }
+    Ok(())
 }
 
 fn sha256_file(path: &Path) -> anyhow::Result<String> {

@@ -16,6 +16,9 @@ pub struct Args {
     /// Workers, each with its own browser and fixture sites.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
+    /// Attempts each worker runs at once, one browser each.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub slots: u32,
     /// skills, reference (needs OPENAI_API_KEY or OPENAI_BASE_URL) or cmd:<command line>.
     #[arg(long, default_value = "skills")]
     pub agent: String,
@@ -63,6 +66,8 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate: Option<u64>,
     #[command(flatten)]
+    pub llm: super::coordinator::LlmBudgetArgs,
+    #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
@@ -95,8 +100,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = LocalSettings {
         sweep,
         workers: args.workers,
+        slots: args.slots,
         out: args.out.clone(),
         simulate: args.simulate.map(Duration::from_millis),
+        llm_budget: args.llm.config(),
         telemetry,
     };
     let done = local::run(settings)?;

@@ -145,7 +145,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rt.block_on(async move {
         match args.command {
             Command::Start(s) => {
-                let planned = spec::build(&s.settings())?;
+                let settings = s.settings();
+                spec::check_families_in_sites(&settings)?;
+                let planned = spec::build(&settings)?;
                 let spec = match &s.reuse_baseline {
                     Some(path) => {
                         let b = reuse::for_spec(path, &planned)?;
