@@ -23,6 +23,7 @@ pub mod actions;
 pub mod agent;
 pub mod agents;
 pub mod axtree;
+pub mod bench;
 pub mod browser;
 pub mod cdp;
 pub mod executor;
