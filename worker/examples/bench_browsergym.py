@@ -14,6 +14,7 @@ import json
 import sys
 import time
 
+from browsergym.core.action.highlevel import HighLevelActionSet
 from browsergym.core.env import BrowserEnv
 from browsergym.core.task import OpenEndedTask
 from browsergym.utils.obs import flatten_axtree_to_str
@@ -54,6 +55,8 @@ def main():
         task_kwargs={"start_url": url, "goal": "bench"},
         headless=True,
         pre_observation_delay=0.0,
+        # demo_mode "off", as a benchmark runs it (the default highlights each target and waits 1 s).
+        action_mapping=HighLevelActionSet(demo_mode="off").to_python_code,
     )
     env.reset()  # the cold start: a new browser
     for _ in range(5):

@@ -39,6 +39,8 @@ pub enum CallError {
 }
 
 type Reply = Result<Box<RawValue>, CallError>;
+/// A subscriber: the session it listens to (`None` for the browser) and its channel.
+type Listener = (Option<String>, mpsc::Sender<Event>);
 
 /// One DevTools event.
 #[derive(Debug, Clone)]
@@ -50,8 +52,8 @@ pub struct Event {
 struct Shared {
     next: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
-    /// Subscriber id -> (session it listens to, its channel).
-    listeners: Mutex<HashMap<u64, (Option<String>, mpsc::Sender<Event>)>>,
+    /// Subscriber id -> its listener.
+    listeners: Mutex<HashMap<u64, Listener>>,
     lost: Mutex<Option<String>>,
 }
 
