@@ -46,6 +46,8 @@ enum Command {
     Tasks(cmd::tasks::Args),
     /// Serve the fixture sites.
     Sites(cmd::sites::Args),
+    /// Measure the harness's own cost per step on a page.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Leaderboard(a) => cmd::leaderboard::run(a),
         Command::Tasks(a) => cmd::tasks::run(a),
         Command::Sites(a) => cmd::sites::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod conn;

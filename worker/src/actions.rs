@@ -10,12 +10,12 @@
 //!
 //! Element handles are `backendDOMNodeId`s; [`crate::axtree`] maps printed ids to them.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::action::Action;
-use crate::browser::{BrowserError, Session};
+use crate::browser::{BrowserError, InputMark, Session};
 
 /// Why an action could not be done.
 #[derive(Debug, thiserror::Error)]
@@ -38,8 +38,7 @@ impl From<BrowserError> for ActError {
     }
 }
 
-/// How long a click or keypress waits for a navigation it may have started.
-const SETTLE_START: Duration = Duration::from_millis(40);
+/// The longest a click or keypress waits for a navigation it started.
 const SETTLE_MAX: Duration = Duration::from_secs(10);
 
 /// Executes one primitive action. `resolve` maps a printed id to its element.
@@ -145,44 +144,14 @@ async fn mouse(session: &Session, kind: &str, x: f64, y: f64, clicks: u32) -> Re
 
 /// Marks the current document so [`settle`] can tell whether a navigation
 /// started (`beforeunload` fires when one begins) and whether it has committed.
-async fn mark(session: &Session) -> Result<u64, ActError> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let token = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    session
-        .eval(&format!(
-            "window.__skillshiftMark = {token}; window.__skillshiftLeaving = false; \
-             addEventListener('beforeunload', () => {{ window.__skillshiftLeaving = true; }}, {{once: true}}); true"
-        ))
-        .await?;
-    Ok(token)
+async fn mark(session: &Session) -> Result<InputMark, ActError> {
+    Ok(session.mark_input().await?)
 }
 
-/// Waits until a navigation started by the last input (if any) has loaded: done
-/// at once when no navigation began within [`SETTLE_START`], else when the new
-/// document is complete (bounded by [`SETTLE_MAX`]).
-pub async fn settle(session: &Session, token: u64) -> Result<(), ActError> {
-    let start = Instant::now();
-    loop {
-        let probe =
-            format!("[window.__skillshiftMark === {token}, document.readyState, window.__skillshiftLeaving === true]");
-        match session.eval(&probe).await {
-            Ok(v) => {
-                let same = v.get(0).and_then(Value::as_bool).unwrap_or(false);
-                let ready = v.get(1).and_then(Value::as_str) == Some("complete");
-                let leaving = v.get(2).and_then(Value::as_bool).unwrap_or(false);
-                if ready && (!same || (!leaving && start.elapsed() >= SETTLE_START)) {
-                    return Ok(());
-                }
-            }
-            // The context was destroyed by the navigation: keep polling.
-            Err(e) if e.is_fatal() => return Err(ActError::Fatal(e)),
-            Err(_) => {}
-        }
-        if start.elapsed() >= SETTLE_MAX {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// Waits until a navigation started by the last input (if any) has loaded, on
+/// the page's own events ([`Session::settle`]), bounded by [`SETTLE_MAX`].
+pub async fn settle(session: &Session, mark: InputMark) -> Result<(), ActError> {
+    Ok(session.settle(mark, SETTLE_MAX).await?)
 }
 
 pub async fn click(session: &Session, backend: i64) -> Result<(), ActError> {
@@ -352,9 +321,22 @@ async fn key(session: &Session, k: &str, modifiers: u32) -> Result<(), ActError>
     Ok(())
 }
 
-/// Scrolls the page by one viewport with a mouse wheel at the viewport's centre.
+/// Before a wheel: the viewport's size, whether the page can move that way, and a promise
+/// (`window.__skillshiftScrolled`) that resolves on the scroll's `scrollend`, or after 500 ms.
+const SCROLL_PREPARE: &str = r#"(down => {
+  const se = document.scrollingElement || document.documentElement;
+  const can = down ? Math.ceil(scrollY + innerHeight) < se.scrollHeight : scrollY > 0;
+  window.__skillshiftScrolled = can ? new Promise(r => {
+    document.addEventListener("scrollend", () => r(true), {once: true, capture: true});
+    setTimeout(() => r(false), 500);
+  }) : null;
+  return [innerWidth, innerHeight, can];
+})"#;
+
+/// Scrolls the page by one viewport with a mouse wheel at the viewport's centre,
+/// done when the page says the scroll ended (at once when it cannot move).
 pub async fn scroll(session: &Session, down: bool) -> Result<(), ActError> {
-    let v = session.eval("[innerWidth, innerHeight]").await?;
+    let v = session.eval(&format!("{SCROLL_PREPARE}({down})")).await?;
     let w = v.get(0).and_then(Value::as_f64).unwrap_or(1280.0);
     let h = v.get(1).and_then(Value::as_f64).unwrap_or(720.0);
     let dy = if down { h } else { -h };
@@ -364,7 +346,9 @@ pub async fn scroll(session: &Session, down: bool) -> Result<(), ActError> {
             json!({"type": "mouseWheel", "x": w / 2.0, "y": h / 2.0, "deltaX": 0, "deltaY": dy}),
         )
         .await?;
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    if v.get(2).and_then(Value::as_bool).unwrap_or(false) {
+        session.eval("window.__skillshiftScrolled").await?;
+    }
     Ok(())
 }
 

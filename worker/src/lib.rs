@@ -2,6 +2,7 @@
 //!
 //! The run path, bottom up:
 //! * [`browser`]: supervised chromedriver, one Chromium per slot kept across attempts, a clean tab per attempt.
+//! * [`cdp`]: DevTools over the browser's own WebSocket, one multiplexed connection per browser.
 //! * [`axtree`]: the observation, Chrome's accessibility tree in WebArena's text form.
 //! * [`action`] and [`actions`]: WebArena's action syntax, executed with trusted input events.
 //! * [`skill_runtime`] and [`recorder`]: skills on role-and-name locators, and their counts.
@@ -24,7 +25,9 @@ pub mod actions;
 pub mod agent;
 pub mod agents;
 pub mod axtree;
+pub mod bench;
 pub mod browser;
+pub mod cdp;
 pub mod executor;
 pub mod health;
 pub mod llm_permit;
