@@ -27,15 +27,18 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::action::Action;
-use crate::actions::{self, ActError};
+use crate::actions::ActError;
 use crate::agent::{Agent, AgentError, Move, Observation, SkillSummary, TaskBrief};
-use crate::axtree::observe;
 use crate::browser::{BrowserError, Driver, Session};
 use crate::perturb::{Perturbation, Profile};
 use crate::recorder::{Recorder, SkillEvent};
 use crate::scorer;
 use crate::sites::SiteManager;
 use crate::skill_runtime::{run_skill, run_steps, Placeholders};
+use crate::tabs::{self, Tabs};
+
+/// WebArena's `--parsing_failure_th`: consecutive unparseable actions that end an attempt.
+pub const EARLY_STOP_UNPARSED: u32 = 3;
 
 /// Where task definitions come from.
 #[derive(Clone)]
@@ -364,7 +367,16 @@ async fn drive(
         Err(e) => return browser_end(e),
     };
     let start_url = ph.apply(&task.start_url);
-    if let Err(e) = session.goto(&start_url).await {
+    // WebArena opens each of ` |AND| `-joined start URLs in a tab of its own.
+    let start_urls: Vec<String> = start_url.split(" |AND| ").map(str::to_string).collect();
+    if let Err(e) = session.goto(&start_urls[0]).await {
+        return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
+    }
+    let tabs = match Tabs::adopt(session).await {
+        Ok(t) => t,
+        Err(e) => return browser_end(e),
+    };
+    if let Err(e) = tabs.open_start_urls(session, &start_urls).await {
         return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
     }
     if task.require_reset {
@@ -399,13 +411,15 @@ async fn drive(
 
     let mut last_error: Option<String> = None;
     let mut stopped = false;
+    // WebArena's early stop: this many unparseable actions in a row end the attempt.
+    let mut unparsed_in_a_row = 0;
     for step in 0..spec.max_steps {
         // Telemetry: one span per step; observe, the agent's LLM calls, act and skill are its children.
         let step_span = spans::step(step);
         if let Err(e) = perturbation.set_step(session, step).await {
             return browser_end(e);
         }
-        let snap = match observe(session).instrument(step_span.in_scope(spans::observe)).await {
+        let snap = match tabs::observe(session, &tabs).instrument(step_span.in_scope(spans::observe)).await {
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
@@ -448,7 +462,7 @@ async fn drive(
             }
             Move::Action(action) => {
                 let act_span = step_span.in_scope(|| spans::act(action.to_string().split(' ').next().unwrap_or("")));
-                let result = actions::execute(session, &action, |id| snap.ids.get(&id).copied())
+                let result = tabs::execute(session, &tabs, &action, |id| snap.ids.get(&id).copied())
                     .instrument(act_span.clone())
                     .await;
                 let error = match result {
@@ -462,8 +476,18 @@ async fn drive(
                 }
                 spans::record_step(&step_span, &action.to_string(), error.as_deref());
                 last_error = error;
+                unparsed_in_a_row = if action.is_invalid() { unparsed_in_a_row + 1 } else { 0 };
+                if unparsed_in_a_row >= EARLY_STOP_UNPARSED {
+                    // As WebArena's run.py: the attempt stops with this answer and is scored.
+                    let answer = format!("Early stop: Failed to parse actions for {EARLY_STOP_UNPARSED} times");
+                    p.emit(Event::Note(answer.clone()));
+                    p.answer = Some(answer);
+                    stopped = true;
+                    break;
+                }
             }
             Move::Skill { name, args } => {
+                unparsed_in_a_row = 0;
                 let skill = spec.skills.as_ref().and_then(|l| l.get(&name)).filter(|s| s.site == uid.site).cloned();
                 let skill_span = step_span.in_scope(|| spans::skill(&name));
                 let outcome = match (&spec.skills, skill) {
