@@ -46,6 +46,8 @@ enum Command {
     Tasks(cmd::tasks::Args),
     /// Serve the fixture sites.
     Sites(cmd::sites::Args),
+    /// Score one task's evaluators against a final state given by hand, with no agent.
+    Score(cmd::score::Args),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Leaderboard(a) => cmd::leaderboard::run(a),
         Command::Tasks(a) => cmd::tasks::run(a),
         Command::Sites(a) => cmd::sites::run(a),
+        Command::Score(a) => cmd::score::run(a),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,7 @@
 //! * [`progress`]: the terminal view of a running sweep.
 //! * [`attempt`]: `skillshift run`, one attempt by hand with its trajectory shown.
 //! * [`calibration`]: the calibration run and its grading.
+//! * [`score`]: `skillshift score`, one task's evaluators on a final state given by hand.
 //! * [`embedded`]: the fixture sites served in-process, as a site manager and task source.
 //! * [`workers`]: the one worker builder, used by `worker`, `local` and `run`.
 //! * [`local`]: `skillshift local`'s in-process cluster.
@@ -25,6 +26,7 @@ pub mod export;
 pub mod follow;
 pub mod local;
 pub mod progress;
+pub mod score;
 pub mod settings;
 pub mod signals;
 pub mod spec;
