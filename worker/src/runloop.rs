@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use skillshift_common::evaluate::Verdict;
+use skillshift_common::evaluate::{Mode, Verdict};
 use skillshift_common::task::Task;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use skillshift_telemetry::metrics::WorkerMetrics;
@@ -73,6 +73,8 @@ pub struct RunContext {
     pub screenshots: Option<PathBuf>,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
+    /// The evaluator rules (`--evaluator`); WebArena's by default.
+    pub mode: Mode,
     // A std mutex: held only to look up or insert an Arc, never across an await.
     cache: TaskCache,
 }
@@ -85,6 +87,7 @@ impl RunContext {
             worker: worker.into(),
             screenshots: None,
             profile: Profile::default_profile(),
+            mode: Mode::WebArena,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -547,7 +550,7 @@ async fn drive(
     }
     let answer = p.answer.clone().unwrap_or_default();
     let score_span = spans::score(task.eval.eval_types.len());
-    let score = match scorer::score(session, task, ph, &final_url, &answer, script_id.is_some())
+    let score = match scorer::score_with(session, task, ph, &final_url, &answer, script_id.is_some(), ctx.mode)
         .instrument(score_span.clone())
         .await
     {
