@@ -369,6 +369,11 @@ async fn drive(
         Ok(id) => id,
         Err(e) => return browser_end(e),
     };
+    if let Some(geo) = &task.geolocation {
+        if let Err(e) = geolocate(session, geo).await {
+            return browser_end(e);
+        }
+    }
     let start_url = ph.apply(&task.start_url);
     // WebArena opens each of ` |AND| `-joined start URLs in a tab of its own.
     let start_urls: Vec<String> = start_url.split(" |AND| ").map(str::to_string).collect();
@@ -581,6 +586,21 @@ async fn login(
     ph: &Placeholders,
 ) -> Option<End> {
     let base_url = ph.apply("__SITE__");
+    let headers = sites.login_headers(site, version);
+    if !headers.is_empty() {
+        // WebArena-Verified's auto-login: every request of the tab carries the headers.
+        let map: serde_json::Map<String, serde_json::Value> =
+            headers.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+        for (cmd, params) in [
+            ("Network.enable", serde_json::json!({})),
+            ("Network.setExtraHTTPHeaders", serde_json::json!({"headers": map})),
+        ] {
+            if let Err(e) = session.cdp(cmd, params).await {
+                return Some(browser_end(e));
+            }
+        }
+        return None;
+    }
     match sites.login_cookies(site, version).await {
         Ok(Some(cookies)) => {
             for (name, value) in cookies {
@@ -600,6 +620,23 @@ async fn login(
         Ok(o) if o.ok => None,
         Ok(o) => Some(err(ErrorReason::SiteLogin, o.error.unwrap_or_else(|| "login failed".into()))),
         Err(e) => Some(browser_end(e)),
+    }
+}
+
+/// The task's `geolocation` (`{"latitude", "longitude", "accuracy"?}`), as WebArena's browser context sets it.
+async fn geolocate(session: &Session, geo: &serde_json::Value) -> Result<(), BrowserError> {
+    let mut params = serde_json::json!({"latitude": geo.get("latitude"), "longitude": geo.get("longitude"), "accuracy": geo.get("accuracy").cloned().unwrap_or(serde_json::json!(0))});
+    if geo.get("latitude").is_none() || geo.get("longitude").is_none() {
+        params = serde_json::json!({});
+    }
+    if let Err(e) = session.cdp("Browser.grantPermissions", serde_json::json!({"permissions": ["geolocation"]})).await {
+        if e.is_fatal() {
+            return Err(e);
+        }
+    }
+    match session.cdp("Emulation.setGeolocationOverride", params).await {
+        Err(e) if e.is_fatal() => Err(e),
+        _ => Ok(()),
     }
 }
 
