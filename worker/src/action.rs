@@ -53,6 +53,14 @@ pub enum Action {
     Stop {
         answer: String,
     },
+    /// A skill's `fill` replayed by the skills agent: the field's text is
+    /// replaced (then Enter when asked). Not WebArena's syntax: it is never
+    /// parsed from text and prints as `fill [id] [text] [0|1]`.
+    Fill {
+        id: u64,
+        text: String,
+        enter: bool,
+    },
     /// An action string WebArena's parser refuses; executing it is an action
     /// error carrying `reason`.
     Invalid {
@@ -173,6 +181,7 @@ impl fmt::Display for Action {
             Action::TabFocus { index } => write!(f, "tab_focus [{index}]"),
             Action::CloseTab => f.write_str("close_tab"),
             Action::Stop { answer } => write!(f, "stop [{answer}]"),
+            Action::Fill { id, text, enter } => write!(f, "fill [{id}] [{text}] [{}]", u8::from(*enter)),
             Action::Invalid { text, .. } => f.write_str(text),
         }
     }

@@ -52,6 +52,7 @@ pub async fn execute(session: &Session, action: &Action, resolve: impl Fn(u64) -
     match action {
         Action::Click { id } => click(session, element(*id)?).await,
         Action::Type { id, text, enter } => type_at(session, element(*id)?, text, *enter).await,
+        Action::Fill { id, text, enter } => type_text(session, element(*id)?, text, *enter).await,
         Action::Hover { id } => hover(session, element(*id)?).await,
         Action::Press { keys } => press(session, None, keys).await,
         Action::Scroll { down } => scroll(session, *down).await,

@@ -138,7 +138,7 @@ fn ours(text: &str) -> Value {
             Action::CloseTab => json!({"kind": "close_tab"}),
             Action::GoBack => json!({"kind": "go_back"}),
             Action::GoForward => json!({"kind": "go_forward"}),
-            Action::Invalid { .. } => json!({"kind": "invalid"}),
+            Action::Invalid { .. } | Action::Fill { .. } => json!({"kind": "invalid"}),
         },
     }
 }
