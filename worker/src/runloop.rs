@@ -348,7 +348,17 @@ async fn drive(
 ) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
-    if task.require_login {
+    // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
+    let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
+    if let (true, Some(path)) = (task.require_login, task_state) {
+        let cookies = match crate::sites::storage_state_cookies(path) {
+            Ok(c) => c,
+            Err(m) => return err(ErrorReason::SiteLogin, m),
+        };
+        if let Err(e) = set_cookies(session, &ph.apply("__SITE__"), cookies).await {
+            return browser_end(e);
+        }
+    } else if task.require_login {
         let span = spans::login(uid.site.as_str());
         if let Some(end) = login(session, sites, uid.site, uid.version, ph).instrument(span.clone()).await {
             if let End::Error { message, .. } = &end {
@@ -384,6 +394,13 @@ async fn drive(
         Ok(t) => t,
         Err(e) => return browser_end(e),
     };
+    let headers = if task.require_login { sites.login_headers(uid.site, uid.version) } else { Vec::new() };
+    if !headers.is_empty() {
+        // Auto-login headers hold for every tab of the attempt, as for every page of WebArena's context.
+        if let Err(e) = tabs.set_headers(session, &headers).await {
+            return browser_end(e);
+        }
+    }
     if let Err(e) = tabs.open_start_urls(session, &start_urls).await {
         return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
     }
@@ -603,14 +620,7 @@ async fn login(
     }
     match sites.login_cookies(site, version).await {
         Ok(Some(cookies)) => {
-            for (name, value) in cookies {
-                let params =
-                    serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
-                if let Err(e) = session.cdp("Network.setCookie", params).await {
-                    return Some(browser_end(e));
-                }
-            }
-            return None;
+            return set_cookies(session, &base_url, cookies).await.err().map(browser_end);
         }
         Ok(None) => {}
         Err(e) => return Some(err(ErrorReason::SiteLogin, e.to_string())),
@@ -621,6 +631,15 @@ async fn login(
         Ok(o) => Some(err(ErrorReason::SiteLogin, o.error.unwrap_or_else(|| "login failed".into()))),
         Err(e) => Some(browser_end(e)),
     }
+}
+
+/// Sets session cookies for the site at `base_url`.
+async fn set_cookies(session: &Session, base_url: &str, cookies: crate::sites::Cookies) -> Result<(), BrowserError> {
+    for (name, value) in cookies {
+        let params = serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
+        session.cdp("Network.setCookie", params).await?;
+    }
+    Ok(())
 }
 
 /// The task's `geolocation` (`{"latitude", "longitude", "accuracy"?}`), as WebArena's browser context sets it.

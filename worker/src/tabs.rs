@@ -27,6 +27,8 @@ const WINDOW_LIMIT: Duration = Duration::from_secs(10);
 // A std mutex: held to read or edit the list, never across an await.
 pub struct Tabs {
     order: std::sync::Mutex<Vec<String>>,
+    /// Headers every tab's requests carry (auto-login), as Playwright's context-wide `extra_http_headers`.
+    headers: std::sync::Mutex<Option<serde_json::Value>>,
 }
 
 fn wd_error(e: fantoccini::error::CmdError) -> BrowserError {
@@ -44,9 +46,28 @@ impl Tabs {
     /// The session's current window as tab 0 (and its other windows after it).
     pub async fn adopt(session: &Session) -> Result<Tabs, BrowserError> {
         let current = current(session).await?;
-        let tabs = Tabs { order: std::sync::Mutex::new(vec![current]) };
+        let tabs = Tabs { order: std::sync::Mutex::new(vec![current]), headers: std::sync::Mutex::new(None) };
         tabs.sync(session).await?;
         Ok(tabs)
+    }
+
+    /// Makes every tab, the current one and those opened later, send `headers` with each request.
+    pub async fn set_headers(&self, session: &Session, headers: &[(String, String)]) -> Result<(), BrowserError> {
+        let map: serde_json::Map<String, serde_json::Value> =
+            headers.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+        let value = serde_json::Value::Object(map);
+        if let Ok(mut h) = self.headers.lock() {
+            *h = Some(value.clone());
+        }
+        send_headers(session, &value).await
+    }
+
+    async fn apply_headers(&self, session: &Session) -> Result<(), BrowserError> {
+        let headers = self.headers.lock().ok().and_then(|h| h.clone());
+        match headers {
+            Some(h) => send_headers(session, &h).await,
+            None => Ok(()),
+        }
     }
 
     fn order(&self) -> Vec<String> {
@@ -91,7 +112,8 @@ impl Tabs {
         order.retain(|h| *h != id);
         order.push(id);
         self.set_order(order);
-        enable(session).await
+        enable(session).await?;
+        self.apply_headers(session).await
     }
 
     /// Makes tab `index` current; an index past the list is an action error.
@@ -178,6 +200,11 @@ async fn switch(session: &Session, handle: &str) -> Result<(), BrowserError> {
     // WebArena's bring_to_front; a tab that cannot be raised is still current for WebDriver.
     let _ = session.cdp("Target.activateTarget", json!({"targetId": handle})).await;
     enable(session).await
+}
+
+async fn send_headers(session: &Session, headers: &serde_json::Value) -> Result<(), BrowserError> {
+    session.cdp("Network.enable", json!({})).await?;
+    session.cdp("Network.setExtraHTTPHeaders", json!({"headers": headers})).await.map(|_| ())
 }
 
 /// Keeps Chrome's accessibility tree alive in the current tab, as every tab of a session does.

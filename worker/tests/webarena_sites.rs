@@ -136,8 +136,9 @@ async fn a_failing_or_never_healthy_reset_is_a_site_reset_error_record() {
     common::validate(&[record]);
 }
 
-/// Stops at once, keeping the observation it saw.
+/// Plays `moves`, then stops, keeping the observations it saw.
 struct StopAgent {
+    moves: Vec<String>,
     seen: Arc<Mutex<Vec<Observation>>>,
 }
 
@@ -146,10 +147,12 @@ impl Agent for StopAgent {
         Box::pin(async { Ok(()) })
     }
     fn next(&mut self, obs: Observation) -> BoxFuture<'_, Result<Reply, AgentError>> {
+        let mv = match self.moves.get(obs.step as usize) {
+            Some(text) => Action::parse_lenient(text),
+            None => Action::Stop { answer: "kiwi".into() },
+        };
         self.seen.lock().unwrap().push(obs);
-        Box::pin(async {
-            Ok(Reply { mv: Move::Action(Action::Stop { answer: "kiwi".into() }), skill_reports: vec![] })
-        })
+        Box::pin(async move { Ok(Reply { mv: Move::Action(mv), skill_reports: vec![] }) })
     }
     fn usage(&self) -> Usage {
         Usage::default()
@@ -180,7 +183,7 @@ async fn auto_login_headers_storage_state_and_geolocation_reach_the_site() {
     let base = common::serve(site).await;
     let ctl = common::serve(env_ctrl(Arc::new(EnvCtrl::default()), false)).await;
 
-    let run = |extra: serde_json::Value, geolocation: Option<serde_json::Value>| {
+    let run = |extra: serde_json::Value, geolocation: Option<serde_json::Value>, moves: Vec<String>| {
         let base = base.clone();
         let ctl = ctl.clone();
         async move {
@@ -188,6 +191,12 @@ async fn auto_login_headers_storage_state_and_geolocation_reach_the_site() {
             let mut task = common::answer_task(0, "/", "kiwi");
             task.require_login = true;
             task.geolocation = geolocation;
+            // The task's own storage_state file, as WebArena's configs name one.
+            if let Some(state) = extra.get("task_storage_state") {
+                let path = dir.path().join("task_state.json");
+                std::fs::write(&path, state.to_string()).unwrap();
+                task.storage_state = Some(path.display().to_string());
+            }
             common::write_tasks(dir.path(), &[task]);
             let extra = match extra.get("storage_state").and_then(|v| v.as_object()) {
                 Some(state) => {
@@ -195,6 +204,7 @@ async fn auto_login_headers_storage_state_and_geolocation_reach_the_site() {
                     std::fs::write(&path, serde_json::to_string(state).unwrap()).unwrap();
                     json!({"storage_state": path})
                 }
+                None if extra.get("task_storage_state").is_some() => json!({}),
                 None => extra,
             };
             let ctx = RunContext::new(
@@ -207,7 +217,7 @@ async fn auto_login_headers_storage_state_and_geolocation_reach_the_site() {
             let seen = Arc::new(Mutex::new(Vec::new()));
             let agent_seen = seen.clone();
             let agent = Box::new(move |_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
-                Ok(Box::new(StopAgent { seen: agent_seen }))
+                Ok(Box::new(StopAgent { moves, seen: agent_seen }))
             });
             let record = run_attempt(&ctx, &driver, &spec, agent, None, CancellationToken::new()).await;
             driver.shutdown().await;
@@ -219,17 +229,28 @@ async fn auto_login_headers_storage_state_and_geolocation_reach_the_site() {
     let (record, seen) = run(
         json!({"auto_login": {"X-M2-Admin-Auto-Login": "admin:admin1234"}}),
         Some(json!({"latitude": 40.4433, "longitude": -79.9436})),
+        vec!["new_tab".into(), format!("goto [{base}/]")],
     )
     .await;
     assert_eq!(record.outcome, Some(Outcome::Success), "{record:?}");
-    assert!(seen_headers.lock().unwrap().iter().any(|h| h.starts_with("admin:admin1234|")), "{:?}", seen_headers);
+    let h = seen_headers.lock().unwrap().clone();
+    assert_eq!(h.len(), 2, "the start page and the new tab's page: {h:?}");
+    assert!(h.iter().all(|h| h.starts_with("admin:admin1234|")), "every tab carries the header: {h:?}");
     assert_eq!(seen[0].title, "40.4433,-79.9436", "the task's geolocation");
+    assert!(seen[2].axtree.starts_with("Tab 0: 40.4433,-79.9436 | Tab 1 (current): "), "{}", seen[2].axtree);
 
     seen_headers.lock().unwrap().clear();
     let state = json!({"cookies": [{"name": "_gitlab_session", "value": "s3cr3t", "domain": "127.0.0.1", "path": "/"}], "origins": []});
-    let (record, _) = run(json!({"storage_state": state}), None).await;
+    let (record, _) = run(json!({"storage_state": state.clone()}), None, vec![]).await;
     assert_eq!(record.outcome, Some(Outcome::Success), "{record:?}");
     let h = seen_headers.lock().unwrap().clone();
     assert!(h.iter().any(|h| h.contains("_gitlab_session=s3cr3t")), "{h:?}");
     assert!(h.iter().all(|h| h.starts_with('|')), "no auto-login header without one configured: {h:?}");
+
+    // The task's own storage_state file signs in too.
+    seen_headers.lock().unwrap().clear();
+    let (record, _) = run(json!({"task_storage_state": state}), None, vec![]).await;
+    assert_eq!(record.outcome, Some(Outcome::Success), "{record:?}");
+    let h = seen_headers.lock().unwrap().clone();
+    assert!(h.iter().any(|h| h.contains("_gitlab_session=s3cr3t")), "{h:?}");
 }
