@@ -149,7 +149,15 @@ impl Tabs {
     /// title the tab's `document.title` (read by visiting the tab, since
     /// DevTools' target titles fall back to the URL).
     pub async fn header(&self, session: &Session) -> Result<String, BrowserError> {
+        self.header_with(session, None).await
+    }
+
+    /// [`Tabs::header`], given the current tab's title when the caller has just read it.
+    async fn header_with(&self, session: &Session, title: Option<&str>) -> Result<String, BrowserError> {
         let order = self.sync(session).await?;
+        if let (1, Some(t)) = (order.len(), title) {
+            return Ok(format!("Tab 0 (current): {t}"));
+        }
         let current = current(session).await?;
         let mut parts = Vec::with_capacity(order.len());
         for (i, h) in order.iter().enumerate() {
@@ -218,7 +226,7 @@ async fn enable(session: &Session) -> Result<(), BrowserError> {
 /// One observation of the current tab, headed by the tab list.
 pub async fn observe(session: &Session, tabs: &Tabs) -> Result<Snapshot, BrowserError> {
     let mut snap = axtree::observe(session).await?;
-    let header = tabs.header(session).await?;
+    let header = tabs.header_with(session, Some(&snap.title)).await?;
     let body = snap.text.split_once("\n\n").map_or("", |(_, b)| b).to_string();
     snap.text = format!("{header}\n\n{body}");
     Ok(snap)
