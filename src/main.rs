@@ -48,6 +48,8 @@ enum Command {
     Sites(cmd::sites::Args),
     /// Measure the harness's own cost per step on a page.
     Bench(cmd::bench::Args),
+    /// Score one task's evaluators against a final state given by hand, with no agent.
+    Score(cmd::score::Args),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         Command::Tasks(a) => cmd::tasks::run(a),
         Command::Sites(a) => cmd::sites::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Score(a) => cmd::score::run(a),
     };
     match result {
         Ok(code) => code,

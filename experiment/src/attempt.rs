@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use skillshift_common::evaluate::Mode;
 use skillshift_common::{AttemptSpec, Condition, Record, Uid};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::perturb::Profile;
@@ -14,6 +15,7 @@ use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 
 use crate::settings::Skills;
+use crate::webarena::WebArenaTask;
 use crate::workers::SiteChoice;
 
 /// One attempt to run by hand.
@@ -34,6 +36,10 @@ pub struct RunSettings {
     pub sites: Option<PathBuf>,
     pub reset_policy: ResetPolicy,
     pub screenshots: Option<PathBuf>,
+    /// `--tasks FILE --site NAME=URL...`: a task of any WebArena config file instead of the grid's.
+    pub webarena: Option<WebArenaTask>,
+    /// `--evaluator`: WebArena's rules or strict.
+    pub mode: Mode,
 }
 
 /// Refuses an unknown agent, or a `reference` agent without an LLM endpoint configured,
@@ -62,6 +68,27 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         bail!("--max-steps must be at least 1");
     }
     check_agent(&s.agent, s.model.clone())?;
+    if s.webarena.is_some() {
+        return Ok(AttemptSpec {
+            sweep: "local-run".into(),
+            treatment: "CONTROL".into(),
+            uid,
+            condition: s.condition,
+            rep: s.rep,
+            attempt: 0,
+            seed: s.seed,
+            max_steps: s.max_steps,
+            task_timeout_ms: s.task_timeout_s.saturating_mul(1000),
+            agent: s.agent.clone(),
+            model: s.model.clone(),
+            skills: None,
+            perturbation_profile: None,
+            config_digest: None,
+            traceparent: None,
+            temperature: None,
+            prompt_version: None,
+        });
+    }
     let task_file = skillshift_common::task::task_file_path(&s.data, uid.site, uid.version);
     let n_tasks = if task_file.exists() {
         skillshift_common::task::load_task_file(&task_file, uid.site)?.len()
@@ -113,9 +140,14 @@ pub async fn run(s: &RunSettings, spec: &AttemptSpec, sink: EventSink) -> anyhow
         Some(path) => SiteChoice::File(path.clone()),
         None => SiteChoice::Embedded(s.reset_policy),
     };
-    let sites = crate::workers::open_sites(&choice).await?;
-    let mut ctx = RunContext::new(sites, crate::workers::task_source(&s.data), "local");
+    let mut ctx = match &s.webarena {
+        Some(w) => RunContext::new(w.sites(), w.source(), "local"),
+        None => {
+            RunContext::new(crate::workers::open_sites(&choice).await?, crate::workers::task_source(&s.data), "local")
+        }
+    };
     ctx.profile = profile;
+    ctx.mode = s.mode;
     ctx.screenshots = s.screenshots.clone();
     let driver = Driver::new(BrowserConfig::default());
     let record = run_attempt(&ctx, &driver, spec, factory_for(spec), Some(sink), CancellationToken::new()).await;

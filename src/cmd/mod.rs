@@ -17,6 +17,7 @@ pub mod leaderboard;
 pub mod local;
 pub mod report;
 pub mod run;
+pub mod score;
 pub mod sites;
 pub mod sweep;
 pub mod tasks;

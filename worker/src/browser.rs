@@ -727,6 +727,11 @@ impl Session {
         self.cfg.call_timeout
     }
 
+    /// The WebDriver client, for the attempt's tabs (`crate::tabs`).
+    pub(crate) fn webdriver(&self) -> &Client {
+        &self.client
+    }
+
     /// Ends the session (and its Chromium); bounded, errors ignored.
     pub async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.client.close()).await;

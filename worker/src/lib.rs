@@ -41,3 +41,5 @@ pub mod sites;
 pub mod skill_runtime;
 
 pub use tokio_util::sync::CancellationToken;
+pub mod keyboard;
+pub mod tabs;

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use skillshift_common::evaluate::Verdict;
+use skillshift_common::evaluate::{Mode, Verdict};
 use skillshift_common::task::Task;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use skillshift_telemetry::metrics::WorkerMetrics;
@@ -27,15 +27,18 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::action::Action;
-use crate::actions::{self, ActError};
+use crate::actions::ActError;
 use crate::agent::{Agent, AgentError, Move, Observation, SkillSummary, TaskBrief};
-use crate::axtree::observe;
 use crate::browser::{BrowserError, Driver, Session};
 use crate::perturb::{Perturbation, Profile};
 use crate::recorder::{Recorder, SkillEvent};
 use crate::scorer;
 use crate::sites::SiteManager;
 use crate::skill_runtime::{run_skill, run_steps, Placeholders};
+use crate::tabs::{self, Tabs};
+
+/// WebArena's `--parsing_failure_th`: consecutive unparseable actions that end an attempt.
+pub const EARLY_STOP_UNPARSED: u32 = 3;
 
 /// Where task definitions come from.
 #[derive(Clone)]
@@ -70,6 +73,8 @@ pub struct RunContext {
     pub screenshots: Option<PathBuf>,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
+    /// The evaluator rules (`--evaluator`); WebArena's by default.
+    pub mode: Mode,
     // A std mutex: held only to look up or insert an Arc, never across an await.
     cache: TaskCache,
 }
@@ -82,6 +87,7 @@ impl RunContext {
             worker: worker.into(),
             screenshots: None,
             profile: Profile::default_profile(),
+            mode: Mode::WebArena,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -342,7 +348,17 @@ async fn drive(
 ) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
-    if task.require_login {
+    // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
+    let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
+    if let (true, Some(path)) = (task.require_login, task_state) {
+        let cookies = match crate::sites::storage_state_cookies(path) {
+            Ok(c) => c,
+            Err(m) => return err(ErrorReason::SiteLogin, m),
+        };
+        if let Err(e) = set_cookies(session, &ph.apply("__SITE__"), cookies).await {
+            return browser_end(e);
+        }
+    } else if task.require_login {
         let span = spans::login(uid.site.as_str());
         if let Some(end) = login(session, sites, uid.site, uid.version, ph).instrument(span.clone()).await {
             if let End::Error { message, .. } = &end {
@@ -363,8 +379,29 @@ async fn drive(
         Ok(id) => id,
         Err(e) => return browser_end(e),
     };
+    if let Some(geo) = &task.geolocation {
+        if let Err(e) = geolocate(session, geo).await {
+            return browser_end(e);
+        }
+    }
     let start_url = ph.apply(&task.start_url);
-    if let Err(e) = session.goto(&start_url).await {
+    // WebArena opens each of ` |AND| `-joined start URLs in a tab of its own.
+    let start_urls: Vec<String> = start_url.split(" |AND| ").map(str::to_string).collect();
+    if let Err(e) = session.goto(&start_urls[0]).await {
+        return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
+    }
+    let tabs = match Tabs::adopt(session).await {
+        Ok(t) => t,
+        Err(e) => return browser_end(e),
+    };
+    let headers = if task.require_login { sites.login_headers(uid.site, uid.version) } else { Vec::new() };
+    if !headers.is_empty() {
+        // Auto-login headers hold for every tab of the attempt, as for every page of WebArena's context.
+        if let Err(e) = tabs.set_headers(session, &headers).await {
+            return browser_end(e);
+        }
+    }
+    if let Err(e) = tabs.open_start_urls(session, &start_urls).await {
         return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
     }
     if task.require_reset {
@@ -399,13 +436,15 @@ async fn drive(
 
     let mut last_error: Option<String> = None;
     let mut stopped = false;
+    // WebArena's early stop: this many unparseable actions in a row end the attempt.
+    let mut unparsed_in_a_row = 0;
     for step in 0..spec.max_steps {
         // Telemetry: one span per step; observe, the agent's LLM calls, act and skill are its children.
         let step_span = spans::step(step);
         if let Err(e) = perturbation.set_step(session, step).await {
             return browser_end(e);
         }
-        let snap = match observe(session).instrument(step_span.in_scope(spans::observe)).await {
+        let snap = match tabs::observe(session, &tabs).instrument(step_span.in_scope(spans::observe)).await {
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
@@ -448,7 +487,7 @@ async fn drive(
             }
             Move::Action(action) => {
                 let act_span = step_span.in_scope(|| spans::act(action.to_string().split(' ').next().unwrap_or("")));
-                let result = actions::execute(session, &action, |id| snap.ids.get(&id).copied())
+                let result = tabs::execute(session, &tabs, &action, |id| snap.ids.get(&id).copied())
                     .instrument(act_span.clone())
                     .await;
                 let error = match result {
@@ -462,8 +501,18 @@ async fn drive(
                 }
                 spans::record_step(&step_span, &action.to_string(), error.as_deref());
                 last_error = error;
+                unparsed_in_a_row = if action.is_invalid() { unparsed_in_a_row + 1 } else { 0 };
+                if unparsed_in_a_row >= EARLY_STOP_UNPARSED {
+                    // As WebArena's run.py: the attempt stops with this answer and is scored.
+                    let answer = format!("Early stop: Failed to parse actions for {EARLY_STOP_UNPARSED} times");
+                    p.emit(Event::Note(answer.clone()));
+                    p.answer = Some(answer);
+                    stopped = true;
+                    break;
+                }
             }
             Move::Skill { name, args } => {
+                unparsed_in_a_row = 0;
                 let skill = spec.skills.as_ref().and_then(|l| l.get(&name)).filter(|s| s.site == uid.site).cloned();
                 let skill_span = step_span.in_scope(|| spans::skill(&name));
                 let outcome = match (&spec.skills, skill) {
@@ -523,7 +572,7 @@ async fn drive(
     }
     let answer = p.answer.clone().unwrap_or_default();
     let score_span = spans::score(task.eval.eval_types.len());
-    let score = match scorer::score(session, task, ph, &final_url, &answer, script_id.is_some())
+    let score = match scorer::score_with(session, task, ph, &final_url, &answer, script_id.is_some(), ctx.mode)
         .instrument(score_span.clone())
         .await
     {
@@ -554,16 +603,24 @@ async fn login(
     ph: &Placeholders,
 ) -> Option<End> {
     let base_url = ph.apply("__SITE__");
+    let headers = sites.login_headers(site, version);
+    if !headers.is_empty() {
+        // WebArena-Verified's auto-login: every request of the tab carries the headers.
+        let map: serde_json::Map<String, serde_json::Value> =
+            headers.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+        for (cmd, params) in [
+            ("Network.enable", serde_json::json!({})),
+            ("Network.setExtraHTTPHeaders", serde_json::json!({"headers": map})),
+        ] {
+            if let Err(e) = session.cdp(cmd, params).await {
+                return Some(browser_end(e));
+            }
+        }
+        return None;
+    }
     match sites.login_cookies(site, version).await {
         Ok(Some(cookies)) => {
-            for (name, value) in cookies {
-                let params =
-                    serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
-                if let Err(e) = session.cdp("Network.setCookie", params).await {
-                    return Some(browser_end(e));
-                }
-            }
-            return None;
+            return set_cookies(session, &base_url, cookies).await.err().map(browser_end);
         }
         Ok(None) => {}
         Err(e) => return Some(err(ErrorReason::SiteLogin, e.to_string())),
@@ -573,6 +630,32 @@ async fn login(
         Ok(o) if o.ok => None,
         Ok(o) => Some(err(ErrorReason::SiteLogin, o.error.unwrap_or_else(|| "login failed".into()))),
         Err(e) => Some(browser_end(e)),
+    }
+}
+
+/// Sets session cookies for the site at `base_url`.
+async fn set_cookies(session: &Session, base_url: &str, cookies: crate::sites::Cookies) -> Result<(), BrowserError> {
+    for (name, value) in cookies {
+        let params = serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
+        session.cdp("Network.setCookie", params).await?;
+    }
+    Ok(())
+}
+
+/// The task's `geolocation` (`{"latitude", "longitude", "accuracy"?}`), as WebArena's browser context sets it.
+async fn geolocate(session: &Session, geo: &serde_json::Value) -> Result<(), BrowserError> {
+    let mut params = serde_json::json!({"latitude": geo.get("latitude"), "longitude": geo.get("longitude"), "accuracy": geo.get("accuracy").cloned().unwrap_or(serde_json::json!(0))});
+    if geo.get("latitude").is_none() || geo.get("longitude").is_none() {
+        params = serde_json::json!({});
+    }
+    if let Err(e) = session.cdp("Browser.grantPermissions", serde_json::json!({"permissions": ["geolocation"]})).await {
+        if e.is_fatal() {
+            return Err(e);
+        }
+    }
+    match session.cdp("Emulation.setGeolocationOverride", params).await {
+        Err(e) if e.is_fatal() => Err(e),
+        _ => Ok(()),
     }
 }
 
