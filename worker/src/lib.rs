@@ -10,6 +10,7 @@
 //! * [`sites`]: the site manager seam and its URL backends (env-ctrl containers, external URLs); the
 //!   embedded fixture sites are assembled elsewhere (`skillshift_experiment::embedded`).
 //! * [`runloop`]: reset, login, observe/act, score, record.
+//! * [`capture`]: the attempt's trajectory as it happens, redacted, with its failure category.
 //! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
 //!   one, [`runloop`] behind a pool of browsers.
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
@@ -23,6 +24,7 @@ pub mod agent;
 pub mod agents;
 pub mod axtree;
 pub mod browser;
+pub mod capture;
 pub mod executor;
 pub mod perturb;
 pub mod recorder;
