@@ -18,6 +18,7 @@
 //! * [`http`]: the HTTP port (`/healthz`, `/api/status`, the HTML page).
 //! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
 //! * [`client`]: the control client used by `skillshift sweep`.
+//! * [`upload`]: a session's trajectory chunks put back together and decoded for the store.
 
 pub mod client;
 pub mod engine;
@@ -31,4 +32,5 @@ pub mod server;
 pub mod service;
 pub mod status;
 pub mod store;
+pub mod upload;
 pub mod wire;
