@@ -27,6 +27,8 @@ pub struct LocalSettings {
     /// Testing aid: workers run no browser; attempts take about this long with made-up records.
     pub simulate: Option<Duration>,
     pub telemetry: TelemetryConfig,
+    /// Which steps of each trajectory keep a screenshot.
+    pub screenshots: skillshift_common::trajectory::ScreenshotPolicy,
 }
 
 /// How a local run ended.
@@ -90,6 +92,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 slots: 1,
                 browser_reuse: skillshift_worker::browser::BrowserConfig::default().reuse,
                 data: s.sweep.data.clone(),
+                screenshots: s.screenshots,
             };
             let worker = workers::build(&plan).await?;
             let mut cfg = RemoteConfig::new(&url, &name, s.out.join("outbox").join(&name));

@@ -41,6 +41,9 @@ pub struct Args {
     /// Testing aid: workers run no browser, attempts take about MS ms with fake records.
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate: Option<u64>,
+    /// Which steps of each attempt's trajectory keep a screenshot: none, failures or all.
+    #[arg(long, default_value = "failures")]
+    pub screenshots: String,
     #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
@@ -71,6 +74,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out: args.out.clone(),
         simulate: args.simulate.map(Duration::from_millis),
         telemetry,
+        screenshots: skillshift_common::trajectory::ScreenshotPolicy::parse(&args.screenshots)
+            .map_err(anyhow::Error::msg)?,
     };
     let done = local::run(settings)?;
     print!("{}", skillshift_analysis::report::text::render(&document(&done.report)));
