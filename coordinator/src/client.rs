@@ -38,9 +38,18 @@ pub enum ExportItem {
     Contract(serde_json::Value),
     Record(Box<Record>),
     /// A piece of the preceding record's trajectory (zstd JSON; `skillshift_common::blob::decompress`).
-    Trajectory { total: u64, offset: u64, data: Vec<u8> },
+    Trajectory {
+        total: u64,
+        offset: u64,
+        data: Vec<u8>,
+    },
     /// A piece of a screenshot (PNG) by its SHA-256.
-    Screenshot { digest: String, total: u64, offset: u64, data: Vec<u8> },
+    Screenshot {
+        digest: String,
+        total: u64,
+        offset: u64,
+        data: Vec<u8>,
+    },
 }
 
 pub struct Client {

@@ -422,7 +422,9 @@ impl Control for ControlService {
                     return;
                 }
                 let (key, item) = match row {
-                    Ok((key, stored)) => (key, Ok(v1::ExportItem { item: Some(Item::Record((&stored.record).into())) })),
+                    Ok((key, stored)) => {
+                        (key, Ok(v1::ExportItem { item: Some(Item::Record((&stored.record).into())) }))
+                    }
                     Err(e) => {
                         let _ = tx.blocking_send(Err(Status::data_loss(e.to_string())));
                         return;

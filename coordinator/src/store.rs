@@ -41,8 +41,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use skillshift_common::ids::Family;
 use skillshift_common::blob;
+use skillshift_common::ids::Family;
 use skillshift_common::trajectory::Trajectory;
 use skillshift_common::{Condition, Record, Site};
 use skillshift_proto::convert::AttemptKey;
@@ -385,8 +385,11 @@ impl Store {
     pub fn trajectory(&self, key: &AttemptKey) -> Result<Option<Trajectory>, StoreError> {
         let k = attempt_key(key);
         let Some(bytes) = self.trajectories.get(&k)? else { return Ok(None) };
-        let t = blob::decompress(&bytes, blob::MAX_INFLATED_BYTES)
-            .map_err(|e| StoreError::Corrupt { what: "trajectory", key: shown(&k), message: e.to_string() })?;
+        let t = blob::decompress(&bytes, blob::MAX_INFLATED_BYTES).map_err(|e| StoreError::Corrupt {
+            what: "trajectory",
+            key: shown(&k),
+            message: e.to_string(),
+        })?;
         Ok(Some(t))
     }
 

@@ -163,7 +163,11 @@ pub fn summary(t: &Trajectory) -> Vec<String> {
             for (i, sub) in k.steps.iter().enumerate() {
                 let target = sub.target.as_ref().map(|t| t.to_string()).unwrap_or_default();
                 let mark = if sub.ok { "ok" } else { "FAILED" };
-                out.push(format!("    {i}. {} {target} {mark}{}", sub.action, sub.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()));
+                out.push(format!(
+                    "    {i}. {} {target} {mark}{}",
+                    sub.action,
+                    sub.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+                ));
             }
         }
         if !s.perturbations.is_empty() {

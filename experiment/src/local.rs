@@ -116,10 +116,11 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         if let Some(st) = &followed {
             println!("{}", crate::follow::one_line(st));
         }
-        let n = crate::export::export(&mut client, &id, &records).await?;
+        // Workers drain first: their trajectories follow the records, and the export should hold them.
         if !tasks.shutdown(Duration::from_secs(120)).await {
             eprintln!("skillshift: warning: a worker did not stop in time");
         }
+        let n = crate::export::export(&mut client, &id, &records).await?;
         for w in &built {
             w.shutdown().await;
         }

@@ -23,7 +23,11 @@ pub trait Executor: Send + Sync + 'static {
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record>;
 
     /// As [`Executor::execute`], with the attempt's trajectory when this executor keeps one.
-    fn execute_traced(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, (Record, Option<Blob>)> {
+    fn execute_traced(
+        &self,
+        spec: AttemptSpec,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, (Record, Option<Blob>)> {
         let attempt = self.execute(spec, cancel);
         Box::pin(async move { (attempt.await, None) })
     }

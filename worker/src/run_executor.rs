@@ -73,7 +73,11 @@ impl Executor for BrowserExecutor {
         Box::pin(async move { attempt.await.0 })
     }
 
-    fn execute_traced(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, (Record, Option<Blob>)> {
+    fn execute_traced(
+        &self,
+        spec: AttemptSpec,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, (Record, Option<Blob>)> {
         let ctx = self.ctx.clone();
         let free = self.free.clone();
         let permits = self.permits.clone();

@@ -124,9 +124,7 @@ pub async fn score(
         Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored) }),
         Err(e) => match reader.fatal.take() {
             Some(fatal) => Err(fatal),
-            None => {
-                Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None })
-            }
+            None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),
         },
     }
 }

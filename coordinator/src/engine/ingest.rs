@@ -152,9 +152,18 @@ impl Engine {
             return refuse(self, key.clone(), Self::not_holder(&key));
         }
         let s = &self.sweeps[idx];
-        let spec = planner::attempt_spec(&s.meta.id, &s.meta.spec, &s.meta.config_digest, &s.units[key.unit as usize], key.attempt);
+        let spec = planner::attempt_spec(
+            &s.meta.id,
+            &s.meta.spec,
+            &s.meta.config_digest,
+            &s.units[key.unit as usize],
+            key.attempt,
+        );
         if Key::for_attempt(&spec) != *named {
-            let reason = format!("the trajectory names {} {} rep {} attempt {}, not its attempt's {} {}", named.uid, named.condition, named.rep, named.attempt, spec.uid, spec.condition);
+            let reason = format!(
+                "the trajectory names {} {} rep {} attempt {}, not its attempt's {} {}",
+                named.uid, named.condition, named.rep, named.attempt, spec.uid, spec.condition
+            );
             return refuse(self, key, reason);
         }
         self.ops.push(StoreOp::Trajectory(key.clone(), t));

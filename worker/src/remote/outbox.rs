@@ -53,6 +53,8 @@ struct TrajectoryHeader {
 
 /// The longest header line read back.
 const MAX_HEADER_BYTES: u64 = 4096;
+/// The file that keeps the worker's credential.
+const IDENTITY: &str = "identity";
 /// Where refused trajectories go.
 pub const QUARANTINE: &str = "quarantine";
 
@@ -168,6 +170,17 @@ impl Outbox {
         }
     }
 
+    /// The credential a previous run of this worker kept here.
+    pub fn identity(&self) -> Option<String> {
+        let text = std::fs::read_to_string(self.dir.join(IDENTITY)).ok()?;
+        Some(text.trim().to_string()).filter(|t| !t.is_empty() && t.len() <= 1024)
+    }
+
+    /// Keeps the worker's credential, durably, for its next run on this outbox.
+    pub fn keep_identity(&self, credential: &str) -> Result<(), OutboxError> {
+        write_durably(&self.dir.join(IDENTITY), credential.as_bytes())
+    }
+
     pub fn trajectories_len(&self) -> usize {
         self.trajectories.len()
     }
@@ -210,7 +223,12 @@ impl Outbox {
 
 /// Writes one entry durably (temporary file, fsync, rename, fsync of the
 /// folder), its trajectory blob first when it has one. Blocking: call it off the async threads.
-pub fn write_entry(dir: &Path, key: &AttemptKey, record: &Record, trajectory: Option<&[u8]>) -> Result<(), OutboxError> {
+pub fn write_entry(
+    dir: &Path,
+    key: &AttemptKey,
+    record: &Record,
+    trajectory: Option<&[u8]>,
+) -> Result<(), OutboxError> {
     if let Some(blob) = trajectory {
         let path = dir.join(trajectory_name(key));
         let header = TrajectoryHeader { sweep: key.sweep.clone(), unit: key.unit, attempt: key.attempt };

@@ -15,6 +15,10 @@
 //! after a reconnection every unacknowledged one is sent again. A trajectory
 //! too large for any coordinator never leaves: its attempt's record becomes an
 //! `error` (`trajectory_too_large`) instead, so no attempt silently loses it.
+//!
+//! The worker's credential is kept in its outbox (`identity`), so a worker
+//! restarted on the same outbox (after a crash, say) is the same worker to the
+//! coordinator, which then accepts the records and trajectories it left.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -93,6 +97,7 @@ pub(super) struct Session {
 impl Session {
     pub(super) fn new(cfg: RemoteConfig, executor: Arc<dyn Executor>) -> Result<Session, RemoteError> {
         let outbox = Outbox::open(&cfg.outbox_dir)?;
+        let worker_id = outbox.identity().unwrap_or_default();
         let hosts = executor.hosts();
         let slots = executor.slots().max(1) as u32;
         let (done_tx, done_rx) = mpsc::channel(2 * slots as usize + 16);
@@ -107,7 +112,7 @@ impl Session {
             running: HashMap::new(),
             done_tx,
             done_rx,
-            worker_id: String::new(),
+            worker_id,
             link: None,
             connected_once: false,
             reconnect_at: Instant::now(),
@@ -182,6 +187,11 @@ impl Session {
             Ok(link) => {
                 if self.worker_id != link.worker_id {
                     tracing::info!(worker = %link.worker_id, "registered with the coordinator");
+                }
+                if self.worker_id != link.worker_id {
+                    if let Err(e) = self.outbox.keep_identity(&link.worker_id) {
+                        tracing::warn!(error = %e, "the worker's identity could not be kept in its outbox");
+                    }
                 }
                 self.worker_id = link.worker_id.clone();
                 self.backoff = self.cfg.min_backoff;
