@@ -67,9 +67,12 @@ async fn a_real_attempt_keeps_one_step_per_counted_step_its_failing_sub_step_and
     assert_eq!(t.outcome, r.outcome.unwrap());
     let score = t.score.as_ref().expect("the scorer's evidence");
     assert!(score.evaluators.iter().all(|e| !e.kind.is_empty() && !e.expected.is_empty()), "{score:?}");
-    // A failure keeps a screenshot per step, each stored once by digest.
-    assert!(t.steps.iter().all(|s| s.screenshot.is_some()), "failures keep screenshots");
-    for s in &t.steps {
+    // A failure keeps the pages that showed an error and its last page, each stored once by digest.
+    assert!(t.steps.last().unwrap().screenshot.is_some(), "the last page of a failure is kept");
+    for (i, s) in t.steps.iter().enumerate() {
+        assert_eq!(s.screenshot.is_some(), i + 1 == t.steps.len() || s.last_action_error.is_some(), "step {i}");
+    }
+    for s in t.steps.iter().filter(|s| s.screenshot.is_some()) {
         let name = s.screenshot.as_deref().unwrap();
         let digest = name.trim_start_matches("screenshots/").trim_end_matches(".png");
         assert!(done.trajectory.screenshots.get(digest).is_some_and(|png| png.starts_with(b"\x89PNG")));

@@ -60,9 +60,30 @@ impl Capture {
         self.policy
     }
 
-    /// Whether steps should be photographed at all.
-    pub fn wants_screenshots(&self) -> bool {
-        self.policy != ScreenshotPolicy::None
+    /// Whether the page about to be shown is photographed: every page under `all`; under
+    /// `failures` (kept only if the attempt fails) the pages that show an action's error, and
+    /// the last page ([`Capture::wants_final_screenshot`]), which keeps the cost to about one
+    /// screenshot per attempt.
+    pub fn wants_screenshot(&self, after_an_error: bool) -> bool {
+        match self.policy {
+            ScreenshotPolicy::None => false,
+            ScreenshotPolicy::Failures => after_an_error,
+            ScreenshotPolicy::All => true,
+        }
+    }
+
+    /// Whether the page the agent ended on is photographed, for a last step that has none.
+    pub fn wants_final_screenshot(&self) -> bool {
+        self.policy == ScreenshotPolicy::Failures
+            && self.trajectory.steps.last().is_some_and(|s| s.screenshot.is_none())
+    }
+
+    /// The screenshot of the page the agent ended on, attached to the last step.
+    pub fn final_screenshot(&mut self, png: Vec<u8>) {
+        let Some(step) = self.trajectory.steps.last_mut() else { return };
+        let digest = blob::digest(&png);
+        step.screenshot = Some(screenshot_name(&digest));
+        self.screenshots.entry(digest).or_insert(png);
     }
 
     /// The task, once known.

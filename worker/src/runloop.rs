@@ -452,7 +452,7 @@ async fn drive(
         p.emit(Event::Observation { step, text: snap.text.clone() });
         let shown = capture::perturbations(&applied, &snap.text, modal_title.as_deref());
         p.capture.observed(step, &snap.url, &snap.title, &snap.text, shown);
-        if ctx.screenshots.is_some() || p.capture.wants_screenshots() {
+        if ctx.screenshots.is_some() || p.capture.wants_screenshot(last_error.is_some()) {
             if let Ok(png) = session.screenshot().await {
                 if let Some(dir) = &ctx.screenshots {
                     save_screenshot(dir, spec, step, &png).await;
@@ -560,6 +560,11 @@ async fn drive(
                 }
                 last_error = error.map(|e| format!("skill '{name}' failed: {e}"));
             }
+        }
+    }
+    if p.capture.wants_final_screenshot() {
+        if let Ok(png) = session.screenshot().await {
+            p.capture.final_screenshot(png);
         }
     }
     if !stopped {

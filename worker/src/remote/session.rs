@@ -46,8 +46,19 @@ enum Done {
     Finished(AttemptKey),
     /// Its record is on disk (or could not be written), with its trajectory when it has one.
     Stored(AttemptKey, Box<Record>, Result<bool, OutboxError>),
-    /// An upload of link generation `.0` ended (`.2`: every chunk went out).
-    Uploaded(u64, AttemptKey, bool),
+    /// An upload of link generation `.0` ended.
+    Uploaded(u64, AttemptKey, Upload),
+}
+
+/// How an upload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Upload {
+    /// Every chunk went out; the ack follows.
+    Sent,
+    /// The link went down mid-upload: the next link sends it again.
+    LinkDown,
+    /// The outbox file could not be read: it is set aside, the rest go on.
+    Unreadable,
 }
 
 /// The reason of a record whose trajectory was past [`MAX_BLOB_BYTES`] even without screenshots.
@@ -281,15 +292,20 @@ impl Session {
                     self.next_upload();
                 }
             }
-            Done::Uploaded(generation, key, sent) => {
-                if generation == self.generation && self.uploading.as_ref() == Some(&key) {
-                    self.uploading = None;
-                    if !sent {
-                        // The link went down mid-upload: the next link sends it again.
-                        return;
-                    }
-                    self.next_upload();
+            Done::Uploaded(generation, key, how) => {
+                if generation != self.generation || self.uploading.as_ref() != Some(&key) {
+                    return;
                 }
+                self.uploading = None;
+                match how {
+                    Upload::Sent => {}
+                    Upload::LinkDown => return,
+                    Upload::Unreadable => match self.outbox.quarantine_trajectory(&key) {
+                        Ok(moved) => tracing::error!(quarantined = ?moved, "unreadable trajectory set aside"),
+                        Err(e) => tracing::error!(error = %e, "unreadable trajectory could not be set aside"),
+                    },
+                }
+                self.next_upload();
             }
         }
     }
@@ -307,18 +323,19 @@ impl Session {
             let (tx, generation, center) = (self.done_tx.clone(), self.generation, self.attempts.clone());
             self.attempts.spawn("trajectory-upload", move |_| async move {
                 let read = center.spawn_blocking("outbox-read", move || outbox::read_trajectory(&path)).await;
-                let sent = match read {
-                    Ok(Ok(blob)) => uploader.send(&key, &blob).await,
+                let how = match read {
+                    Ok(Ok(blob)) if uploader.send(&key, &blob).await => Upload::Sent,
+                    Ok(Ok(_)) => Upload::LinkDown,
                     Ok(Err(e)) => {
                         tracing::error!(error = %e, "trajectory unreadable in the outbox; not sent");
-                        false
+                        Upload::Unreadable
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "the outbox reader task failed");
-                        false
+                        Upload::LinkDown
                     }
                 };
-                let _ = tx.send(Done::Uploaded(generation, key, sent)).await;
+                let _ = tx.send(Done::Uploaded(generation, key, how)).await;
             });
             return;
         }
