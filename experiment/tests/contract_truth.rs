@@ -75,6 +75,7 @@ fn the_contract_names_the_temperature_model_provider_and_prompt_the_agent_ran_wi
         out: out.clone(),
         simulate: None,
         llm_budget: Default::default(),
+        screenshots: Default::default(),
         telemetry: TelemetryConfig::logs_only("contract-truth"),
     })
     .unwrap();

@@ -1,6 +1,6 @@
 //! `skillshift run UID --condition C [--agent A]`: one attempt, for debugging.
 //! Prints the trajectory (step, action, error, skill results, evaluator
-//! verdicts) as it happens, then the record as one JSON line
+//! verdicts) as it happens, then a summary of the trajectory per step, then the record as one JSON line
 //! (docs/formats.md#records). The attempt is `skillshift_experiment::attempt`'s;
 //! with `--tasks FILE --site NAME=URL...`, UID is a task id of any WebArena
 //! config file (`skillshift_experiment::webarena`).
@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use skillshift_common::evaluate::Mode;
 use skillshift_common::task::SiteKey;
+use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{Condition, Uid};
 use skillshift_experiment::attempt::{self, RunSettings};
 use skillshift_experiment::settings::Skills;
@@ -72,6 +73,12 @@ pub struct Args {
     /// Save a PNG of every step under this directory.
     #[arg(long)]
     pub screenshots: Option<PathBuf>,
+    /// Write the trajectory (docs/formats.md#trajectories) to this file, its screenshots under screenshots/ beside it.
+    #[arg(long)]
+    pub trajectory: Option<PathBuf>,
+    /// Which steps of the trajectory keep a screenshot: none, failures or all.
+    #[arg(long, default_value = "all")]
+    pub trajectory_screenshots: String,
     #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
@@ -117,6 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         screenshots: args.screenshots.clone(),
         webarena,
         mode,
+        screenshot_policy: ScreenshotPolicy::parse(&args.trajectory_screenshots).map_err(anyhow::Error::msg)?,
     };
     let spec = attempt::spec(&settings)?;
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -129,9 +137,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let _ = super::print_line(&line);
             }
         });
-        let record = attempt::run(&settings, &spec, sink).await?;
+        let finished = attempt::run(&settings, &spec, sink).await?;
         if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
             eprintln!("skillshift: warning: {e}");
+        }
+        for line in attempt::summary(&finished.trajectory.trajectory) {
+            super::print_line(&line)?;
+        }
+        let mut record = finished.record;
+        if let Some(path) = &args.trajectory {
+            attempt::write_trajectory(&finished.trajectory, path)?;
+            record.trajectory = Some(path.display().to_string());
         }
         super::print_line(&serde_json::to_string(&record)?)?;
         Ok(ExitCode::SUCCESS)

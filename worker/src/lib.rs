@@ -11,6 +11,7 @@
 //! * [`sites`]: the site manager seam and its URL backends (env-ctrl containers, external URLs); the
 //!   embedded fixture sites are assembled elsewhere (`skillshift_experiment::embedded`).
 //! * [`runloop`]: reset, login, observe/act, score, record.
+//! * [`capture`]: the attempt's trajectory as it happens, redacted, with its failure category.
 //! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
 //!   one, [`runloop`] behind a pool of browsers.
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
@@ -27,6 +28,7 @@ pub mod agents;
 pub mod axtree;
 pub mod bench;
 pub mod browser;
+pub mod capture;
 pub mod cdp;
 pub mod executor;
 pub mod health;

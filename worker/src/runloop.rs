@@ -18,8 +18,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use skillshift_common::blob::Blob;
 use skillshift_common::evaluate::{Mode, Verdict};
 use skillshift_common::task::Task;
+use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use skillshift_telemetry::metrics::WorkerMetrics;
 use skillshift_telemetry::spans;
@@ -30,6 +32,7 @@ use crate::action::Action;
 use crate::actions::ActError;
 use crate::agent::{Agent, AgentError, Move, Observation, SkillSummary, TaskBrief};
 use crate::browser::{BrowserError, Driver, Session};
+use crate::capture::{self, Capture};
 use crate::perturb::{Perturbation, Profile};
 use crate::recorder::{Recorder, SkillEvent};
 use crate::scorer;
@@ -71,6 +74,8 @@ pub struct RunContext {
     pub tasks: TaskSource,
     pub worker: String,
     pub screenshots: Option<PathBuf>,
+    /// Which steps of the trajectory keep a screenshot.
+    pub screenshot_policy: ScreenshotPolicy,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
     /// The evaluator rules (`--evaluator`); WebArena's by default.
@@ -86,6 +91,7 @@ impl RunContext {
             tasks,
             worker: worker.into(),
             screenshots: None,
+            screenshot_policy: ScreenshotPolicy::default(),
             profile: Profile::default_profile(),
             mode: Mode::WebArena,
             cache: Mutex::new(HashMap::new()),
@@ -166,6 +172,8 @@ struct Progress {
     images: BTreeMap<String, String>,
     agent: Option<Box<dyn Agent>>,
     sink: Option<EventSink>,
+    /// The trajectory being written.
+    capture: Capture,
 }
 
 impl Progress {
@@ -196,6 +204,13 @@ fn wedges_the_browser(reason: ErrorReason) -> bool {
     matches!(reason, ErrorReason::TaskTimeout | ErrorReason::Browser | ErrorReason::Cancelled)
 }
 
+/// An attempt's record and its trajectory (with the screenshots it keeps), redacted.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub record: Record,
+    pub trajectory: Blob,
+}
+
 /// Runs one attempt to its record.
 pub async fn run_attempt(
     ctx: &RunContext,
@@ -205,6 +220,18 @@ pub async fn run_attempt(
     sink: Option<EventSink>,
     cancel: CancellationToken,
 ) -> Record {
+    run_attempt_traced(ctx, driver, spec, make_agent, sink, cancel).await.record
+}
+
+/// Runs one attempt to its record and its trajectory.
+pub async fn run_attempt_traced(
+    ctx: &RunContext,
+    driver: &Driver,
+    spec: &AttemptSpec,
+    make_agent: AgentFactory,
+    sink: Option<EventSink>,
+    cancel: CancellationToken,
+) -> Finished {
     let started = chrono::Utc::now();
     let clock = Instant::now();
     let mut progress = Progress {
@@ -214,6 +241,7 @@ pub async fn run_attempt(
         images: BTreeMap::new(),
         agent: None,
         sink,
+        capture: Capture::new(spec, ctx.screenshot_policy),
     };
     let limit = Duration::from_millis(spec.task_timeout_ms.max(1));
     // Telemetry: the worker's root span, a child of the coordinator's attempt span.
@@ -239,8 +267,9 @@ pub async fn run_attempt(
     r.steps = Some(progress.steps);
     r.skill_calls = calls;
     r.skill_failures = failures;
-    match end {
+    match &end {
         End::Scored { success } => {
+            let success = *success;
             r.success = Some(success);
             r.outcome = Some(if success { Outcome::Success } else { Outcome::Failure });
         }
@@ -268,7 +297,12 @@ pub async fn run_attempt(
     r.trace_id = spec.traceparent.as_deref().and_then(trace_id);
     spans::record_steps(&run_span, progress.steps);
     spans::record_outcome(&run_span, r.outcome.map_or("error", Outcome::as_str), r.error.as_deref());
-    r
+    let message = match &end {
+        End::Error { message, .. } => Some(message.as_str()),
+        _ => None,
+    };
+    let trajectory = progress.capture.finish(&mut r, message);
+    Finished { record: r, trajectory }
 }
 
 /// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
@@ -348,6 +382,7 @@ async fn drive(
 ) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
+    p.capture.secrets(Capture::login_secrets(&sites.login_steps(uid.site, uid.version)));
     // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
     let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
     if let (true, Some(path)) = (task.require_login, task_state) {
@@ -355,12 +390,14 @@ async fn drive(
             Ok(c) => c,
             Err(m) => return err(ErrorReason::SiteLogin, m),
         };
+        p.capture.secrets(cookies.iter().map(|(_, value)| value.clone()));
         if let Err(e) = set_cookies(session, &ph.apply("__SITE__"), cookies).await {
             return browser_end(e);
         }
     } else if task.require_login {
         let span = spans::login(uid.site.as_str());
-        if let Some(end) = login(session, sites, uid.site, uid.version, ph).instrument(span.clone()).await {
+        let capture = &mut p.capture;
+        if let Some(end) = login(session, sites, uid.site, uid.version, ph, capture).instrument(span.clone()).await {
             if let End::Error { message, .. } = &end {
                 spans::record_error(&span, message);
             }
@@ -385,6 +422,8 @@ async fn drive(
         }
     }
     let start_url = ph.apply(&task.start_url);
+    p.capture.task(&task.intent, &start_url);
+    let modal_title = perturbation.profile.execution.interstitial.as_ref().map(|m| m.title.clone());
     // WebArena opens each of ` |AND| `-joined start URLs in a tab of its own.
     let start_urls: Vec<String> = start_url.split(" |AND| ").map(str::to_string).collect();
     if let Err(e) = session.goto(&start_urls[0]).await {
@@ -441,18 +480,27 @@ async fn drive(
     for step in 0..spec.max_steps {
         // Telemetry: one span per step; observe, the agent's LLM calls, act and skill are its children.
         let step_span = spans::step(step);
-        if let Err(e) = perturbation.set_step(session, step).await {
-            return browser_end(e);
-        }
+        let applied = match perturbation.set_step(session, step).await {
+            Ok(v) => v,
+            Err(e) => return browser_end(e),
+        };
         let snap = match tabs::observe(session, &tabs).instrument(step_span.in_scope(spans::observe)).await {
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
         session.touch(&snap.url);
         p.emit(Event::Observation { step, text: snap.text.clone() });
-        if let Some(dir) = &ctx.screenshots {
-            save_screenshot(session, dir, spec, step).await;
+        let shown = capture::perturbations(&applied, &snap.text, modal_title.as_deref());
+        p.capture.observed(step, &snap.url, &snap.title, &snap.text, shown);
+        if ctx.screenshots.is_some() || p.capture.wants_screenshot(last_error.is_some()) {
+            if let Ok(png) = session.screenshot().await {
+                if let Some(dir) = &ctx.screenshots {
+                    save_screenshot(dir, spec, step, &png).await;
+                }
+                p.capture.screenshot(png);
+            }
         }
+        let shown_error = last_error.clone();
         let obs = Observation {
             step,
             url: snap.url.clone(),
@@ -466,6 +514,8 @@ async fn drive(
             Err(e) => return err(ErrorReason::Agent, e.to_string()),
         };
         p.steps = step + 1;
+        let llm = p.agent.as_mut().and_then(|a| a.take_llm());
+        p.capture.replied(shown_error, llm);
         WorkerMetrics::global().step();
         for rep in reply.skill_reports {
             p.recorder.record(SkillEvent {
@@ -481,6 +531,7 @@ async fn drive(
             Move::Action(Action::Stop { answer }) => {
                 p.emit(Event::Step { step, url: snap.url.clone(), action: format!("stop [{answer}]"), error: None });
                 spans::record_step(&step_span, &format!("stop [{answer}]"), None);
+                p.capture.action(format!("stop [{answer}]"));
                 p.answer = Some(answer);
                 stopped = true;
                 break;
@@ -496,6 +547,7 @@ async fn drive(
                     Err(ActError::Failed(m)) => Some(m),
                 };
                 p.emit(Event::Step { step, url: snap.url.clone(), action: action.to_string(), error: error.clone() });
+                p.capture.action(action.to_string());
                 if let Some(m) = &error {
                     spans::record_error(&act_span, m);
                 }
@@ -526,22 +578,26 @@ async fn drive(
                             error: Some(m.clone()),
                         });
                         spans::record_step(&step_span, &format!("skill {name}"), Some(&m));
+                        p.capture.action(format!("skill {name}"));
                         last_error = Some(m);
                         continue;
                     }
-                    (Some(_), None) => Err(format!("no skill named '{name}' for {}", uid.site)),
+                    (Some(_), None) => (Err(format!("no skill named '{name}' for {}", uid.site)), Vec::new(), 0),
                     (Some(_), Some(skill)) => {
+                        let bound: Vec<_> = skill.steps.iter().map(|s| s.bind(&args)).collect();
                         match run_skill(session, &skill, &args, ph).instrument(skill_span.clone()).await {
-                            Ok(o) if o.ok => Ok(o.answer),
-                            Ok(o) => Err(o.error.unwrap_or_else(|| "skill failed".into())),
+                            Ok(o) if o.ok => (Ok(o.answer), bound, o.steps_done),
+                            Ok(o) => (Err(o.error.unwrap_or_else(|| "skill failed".into())), bound, o.steps_done),
                             Err(e) => return browser_end(e),
                         }
                     }
                 };
+                let (outcome, bound, steps_done) = outcome;
                 let (ok, error, answer) = match outcome {
                     Ok(a) => (true, None, a),
                     Err(e) => (false, Some(e), None),
                 };
+                p.capture.skill(capture::skill_call(&name, &args, &bound, ok, error.as_deref(), steps_done));
                 p.recorder.record(SkillEvent { step, name: name.clone(), ok, error: error.clone(), reported: false });
                 spans::record_skill(&skill_span, ok, error.as_deref());
                 spans::record_step(&step_span, &format!("skill {name}"), error.as_deref());
@@ -554,6 +610,11 @@ async fn drive(
                 }
                 last_error = error.map(|e| format!("skill '{name}' failed: {e}"));
             }
+        }
+    }
+    if p.capture.wants_final_screenshot() {
+        if let Ok(png) = session.screenshot().await {
+            p.capture.final_screenshot(png);
         }
     }
     if !stopped {
@@ -586,6 +647,10 @@ async fn drive(
     };
     spans::record_score_details(&score_span, &score.details, verdict);
     p.emit(Event::Score { details: score.details.clone() });
+    match &score.scored {
+        Some(scored) => p.capture.score(scored),
+        None => p.capture.score_stopped(&score.details.join("; ")),
+    }
     match score.verdict {
         Verdict::Pass => End::Scored { success: true },
         Verdict::Fail => End::Scored { success: false },
@@ -601,6 +666,7 @@ async fn login(
     site: Site,
     version: Version,
     ph: &Placeholders,
+    capture: &mut Capture,
 ) -> Option<End> {
     let base_url = ph.apply("__SITE__");
     let headers = sites.login_headers(site, version);
@@ -620,6 +686,8 @@ async fn login(
     }
     match sites.login_cookies(site, version).await {
         Ok(Some(cookies)) => {
+            // Session cookies are credentials: never stored in a trajectory.
+            capture.secrets(cookies.iter().map(|(_, value)| value.clone()));
             return set_cookies(session, &base_url, cookies).await.err().map(browser_end);
         }
         Ok(None) => {}
@@ -659,9 +727,8 @@ async fn geolocate(session: &Session, geo: &serde_json::Value) -> Result<(), Bro
     }
 }
 
-async fn save_screenshot(session: &Session, dir: &std::path::Path, spec: &AttemptSpec, step: u32) {
+async fn save_screenshot(dir: &std::path::Path, spec: &AttemptSpec, step: u32, png: &[u8]) {
     let folder = dir.join(format!("{}.{}.r{}.a{}", spec.uid, spec.condition, spec.rep, spec.attempt));
-    let Ok(png) = session.screenshot().await else { return };
     if tokio::fs::create_dir_all(&folder).await.is_ok() {
         let _ = tokio::fs::write(folder.join(format!("step-{step:02}.png")), png).await;
     }

@@ -20,6 +20,8 @@ use crate::skill_runtime::Placeholders;
 pub struct Score {
     pub verdict: Verdict,
     pub details: Vec<String>,
+    /// Each evaluator's expected and got; `None` when scoring stopped before deciding.
+    pub scored: Option<evaluate::Scored>,
 }
 
 /// Playwright's `page.content()`: the doctype and the document element, serialised.
@@ -132,10 +134,10 @@ pub async fn score_with(
     let mut reader = Reader { session, final_url, perturbed, away: false, fatal: None };
     let opts = Options { mode, ..Options::default() };
     match evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await {
-        Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict }),
+        Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored) }),
         Err(e) => match reader.fatal.take() {
             Some(fatal) => Err(fatal),
-            None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")] }),
+            None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),
         },
     }
 }
