@@ -37,4 +37,7 @@ pub struct AttemptSpec {
     /// The prompt template's digest the contract names; an LLM agent whose own template differs refuses to run.
     #[serde(default)]
     pub prompt_version: Option<String>,
+    /// Which rules score the attempt (`--evaluator`): WebArena's own, or strict; a frozen contract field.
+    #[serde(default)]
+    pub evaluator: crate::evaluate::Mode,
 }

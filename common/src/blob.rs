@@ -147,6 +147,7 @@ mod tests {
             traceparent: None,
             temperature: None,
             prompt_version: None,
+            evaluator: Default::default(),
         };
         Trajectory::for_attempt(&spec, &"x".repeat(100_000), "http://x/", "skills")
     }

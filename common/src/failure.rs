@@ -145,6 +145,7 @@ mod tests {
             traceparent: None,
             temperature: None,
             prompt_version: None,
+            evaluator: Default::default(),
         };
         let mut t = Trajectory::for_attempt(&spec, "do it", "http://x/", "skills");
         t.steps = steps;

@@ -59,6 +59,9 @@ pub struct SweepSpec {
     /// Image name (`gitlab-v1`) -> digest.
     pub image_digests: BTreeMap<String, String>,
     pub harness_version: String,
+    /// The scoring rules every attempt uses (`--evaluator`).
+    #[serde(default)]
+    pub evaluator: skillshift_common::evaluate::Mode,
 }
 
 impl SweepSpec {
@@ -86,6 +89,7 @@ impl SweepSpec {
             task_file_digests: BTreeMap::new(),
             image_digests: BTreeMap::new(),
             harness_version: env!("CARGO_PKG_VERSION").into(),
+            evaluator: Default::default(),
         }
     }
 
@@ -317,6 +321,7 @@ pub fn frozen(spec: &SweepSpec) -> Value {
         "retry_policy": {"max_retries": spec.max_retries, "retried": "error"},
         "images": spec.image_digests,
         "harness_version": spec.harness_version,
+        "evaluator": spec.evaluator.to_string(),
     })
 }
 
@@ -362,6 +367,7 @@ pub fn attempt_spec(sweep: &str, spec: &SweepSpec, digest: &str, unit: &Unit, at
         traceparent: None,
         temperature: spec.temperature,
         prompt_version: spec.prompt_version.clone(),
+        evaluator: spec.evaluator,
     }
 }
 
@@ -475,6 +481,15 @@ mod tests {
         let mut other = s.clone();
         other.task_file_digests.insert("gitlab.v1.json".into(), "sha256:00".into());
         assert_ne!(contract(&other).1, d);
+        // The scoring rules are frozen: strict scoring is another experiment, and every attempt carries them.
+        assert_eq!(c["evaluator"], "webarena");
+        let mut strict = s.clone();
+        strict.evaluator = skillshift_common::evaluate::Mode::Strict;
+        let (cs, ds) = contract(&strict);
+        assert_eq!(cs["evaluator"], "strict");
+        assert_ne!(ds, d);
+        let unit = plan(&strict, &Limits::default()).expect("plan").into_iter().next().expect("a unit");
+        assert_eq!(attempt_spec("s", &strict, &ds, &unit, 0).evaluator, skillshift_common::evaluate::Mode::Strict);
         // The family subset is not part of the contract (`docs/formats.md`, contract).
         let mut other = s;
         other.families.insert(Site::Wordpress, vec![1]);

@@ -48,6 +48,7 @@ pub fn spec_to_wire(s: &SweepSpec) -> v1::SweepSpec {
         temperature: s.temperature,
         agent_version: s.agent_version.clone(),
         harness_version: s.harness_version.clone(),
+        evaluator: Some(s.evaluator.to_string()),
     }
 }
 
@@ -104,6 +105,10 @@ pub fn spec_from_wire(w: v1::SweepSpec) -> Result<SweepSpec, WireError> {
         task_file_digests: w.task_file_digests.into_iter().collect(),
         image_digests: w.image_digests.into_iter().collect(),
         harness_version: w.harness_version,
+        evaluator: match w.evaluator.as_deref() {
+            None | Some("") => Default::default(),
+            Some(m) => m.parse().map_err(|e: String| invalid("evaluator", e))?,
+        },
     })
 }
 

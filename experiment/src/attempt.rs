@@ -93,6 +93,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
             traceparent: None,
             temperature: None,
             prompt_version: None,
+            evaluator: s.mode,
         });
     }
     let task_file = skillshift_common::task::task_file_path(&s.data, uid.site, uid.version);
@@ -133,6 +134,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         traceparent: None,
         temperature: None,
         prompt_version: None,
+        evaluator: s.mode,
     })
 }
 
@@ -153,7 +155,6 @@ pub async fn run(s: &RunSettings, spec: &AttemptSpec, sink: EventSink) -> anyhow
         }
     };
     ctx.profile = profile;
-    ctx.mode = s.mode;
     ctx.screenshots = s.screenshots.clone();
     ctx.screenshot_policy = s.screenshot_policy;
     let driver = Driver::new(BrowserConfig::default());

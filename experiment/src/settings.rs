@@ -121,6 +121,8 @@ pub struct SweepSettings {
     pub data: PathBuf,
     /// Records of an earlier run (`per_task.jsonl`, `contract.json` beside it) whose units are not run again.
     pub reuse_baseline: Option<PathBuf>,
+    /// Which rules score every attempt (`--evaluator webarena|strict`); a frozen contract field.
+    pub evaluator: skillshift_common::evaluate::Mode,
 }
 
 impl SweepSettings {
@@ -145,6 +147,7 @@ impl SweepSettings {
             profile: None,
             data,
             reuse_baseline: None,
+            evaluator: Default::default(),
         }
     }
 

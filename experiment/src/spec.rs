@@ -186,6 +186,7 @@ pub fn build(s: &SweepSettings) -> anyhow::Result<SweepSpec> {
     spec.task_timeout_s = s.task_timeout_s;
     spec.max_retries = s.max_retries;
     spec.seed = s.seed;
+    spec.evaluator = s.evaluator;
     spec.cost_budget_usd = s.cost_budget_usd;
     let profile = s.profile.clone().or_else(|| {
         let p = s.data.join("perturbations").join("default.json");

@@ -48,6 +48,7 @@ fn spec(task_id: u32, agent: &str) -> AttemptSpec {
         traceparent: None,
         temperature: None,
         prompt_version: None,
+        evaluator: Default::default(),
     }
 }
 

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use skillshift_common::evaluate::Mode;
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Uid, Version};
 
 use crate::v1;
@@ -188,6 +189,7 @@ pub fn assignment_to_wire(key: &AttemptKey, spec: &AttemptSpec) -> v1::Assignmen
         traceparent: spec.traceparent.clone(),
         temperature: spec.temperature,
         prompt_version: spec.prompt_version.clone(),
+        evaluator: Some(spec.evaluator.to_string()),
     }
 }
 
@@ -228,6 +230,10 @@ pub fn assignment_from_wire(a: v1::Assignment) -> Result<(AttemptKey, AttemptSpe
         traceparent: a.traceparent,
         temperature: a.temperature,
         prompt_version: a.prompt_version,
+        evaluator: match a.evaluator.as_deref() {
+            None | Some("") => Mode::default(),
+            Some(m) => m.parse().map_err(|e: String| invalid("assign.evaluator", e))?,
+        },
     };
     Ok((key, spec))
 }
@@ -267,6 +273,39 @@ mod tests {
         let w = v1::RunRecord::from(&r);
         assert_eq!((w.simulated, w.failure_category.as_deref()), (Some(true), Some("wrong_answer")));
         assert_eq!(Record::try_from(w).expect("valid"), r);
+    }
+
+    #[test]
+    fn an_assignment_carries_its_scoring_rules_and_refuses_unknown_ones() {
+        let uid: Uid = "skillshift.gitlab.v1.3".parse().expect("uid");
+        let spec = AttemptSpec {
+            sweep: "s1".into(),
+            treatment: "CONTROL".into(),
+            uid,
+            condition: Condition::Src,
+            rep: 0,
+            attempt: 0,
+            seed: 0,
+            max_steps: 5,
+            task_timeout_ms: 1000,
+            agent: "skills".into(),
+            model: None,
+            skills: None,
+            perturbation_profile: None,
+            config_digest: None,
+            traceparent: None,
+            temperature: None,
+            prompt_version: None,
+            evaluator: Mode::Strict,
+        };
+        let key = AttemptKey { sweep: "s1".into(), unit: 0, attempt: 0 };
+        let mut w = assignment_to_wire(&key, &spec);
+        assert_eq!(w.evaluator.as_deref(), Some("strict"));
+        assert_eq!(assignment_from_wire(w.clone()).expect("back").1.evaluator, Mode::Strict);
+        w.evaluator = None;
+        assert_eq!(assignment_from_wire(w.clone()).expect("an old coordinator").1.evaluator, Mode::WebArena);
+        w.evaluator = Some("lenient".into());
+        assert!(assignment_from_wire(w).unwrap_err().to_string().contains("assign.evaluator"));
     }
 
     #[test]

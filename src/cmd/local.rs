@@ -1,6 +1,7 @@
 //! `skillshift local`: the embedded default, everything on this machine
 //! (docs/design.md#embedded-default). The cluster is `skillshift_experiment::local`.
 
+use skillshift_common::evaluate::Mode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -50,6 +51,9 @@ pub struct Args {
     /// another NAME alone takes --skills). Default: one treatment, --skills.
     #[arg(long, value_name = "NAME[=SKILLS_FILE]")]
     pub treatment: Vec<String>,
+    /// Scoring rules: webarena (WebArena's own) or strict (its plain bugs fixed); a frozen contract field.
+    #[arg(long, default_value = "webarena", value_name = "webarena|strict")]
+    pub evaluator: Mode,
     /// Sampling temperature of an LLM agent (default 0).
     #[arg(long)]
     pub temperature: Option<f64>,
@@ -93,6 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         agent: args.agent.clone(),
         model: args.model.clone(),
         temperature: args.temperature,
+        evaluator: args.evaluator,
         cost_budget_usd: args.cost_budget,
         reuse_baseline: args.reuse_baseline.clone(),
         count: args.count,

@@ -1,6 +1,7 @@
 //! `skillshift sweep start|status|watch|list|cancel|resume|export`: sweeps on a
 //! running coordinator (docs/cli.md#sweep). The work is `skillshift_experiment`'s.
 
+use skillshift_common::evaluate::Mode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -103,6 +104,9 @@ pub struct StartArgs {
     /// Data directory (tasks/, skills/, DIGESTS.json).
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
+    /// Scoring rules: webarena (WebArena's own) or strict (its plain bugs fixed); a frozen contract field.
+    #[arg(long, default_value = "webarena", value_name = "webarena|strict")]
+    pub evaluator: Mode,
 }
 
 impl StartArgs {
@@ -117,6 +121,7 @@ impl StartArgs {
             model: self.model.clone(),
             provider: self.provider.clone(),
             temperature: self.temperature,
+            evaluator: self.evaluator,
             count: self.count,
             max_steps: self.max_steps,
             task_timeout_s: self.task_timeout,

@@ -120,6 +120,7 @@ fn telemetry_calls_ns() -> f64 {
         traceparent: None,
         temperature: None,
         prompt_version: None,
+        evaluator: Default::default(),
     };
     let sweep = skillshift_telemetry::spans::sweep("s", false);
     let n = 200_000u32;

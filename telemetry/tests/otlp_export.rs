@@ -33,6 +33,7 @@ fn spec() -> AttemptSpec {
         traceparent: None,
         temperature: None,
         prompt_version: None,
+        evaluator: Default::default(),
     }
 }
 

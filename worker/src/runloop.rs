@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use skillshift_common::blob::Blob;
-use skillshift_common::evaluate::{Mode, Verdict};
+use skillshift_common::evaluate::Verdict;
 use skillshift_common::task::Task;
 use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
@@ -78,8 +78,6 @@ pub struct RunContext {
     pub screenshot_policy: ScreenshotPolicy,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
-    /// The evaluator rules (`--evaluator`); WebArena's by default.
-    pub mode: Mode,
     // A std mutex: held only to look up or insert an Arc, never across an await.
     cache: TaskCache,
 }
@@ -93,7 +91,6 @@ impl RunContext {
             screenshots: None,
             screenshot_policy: ScreenshotPolicy::default(),
             profile: Profile::default_profile(),
-            mode: Mode::WebArena,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -633,7 +630,7 @@ async fn drive(
     }
     let answer = p.answer.clone().unwrap_or_default();
     let score_span = spans::score(task.eval.eval_types.len());
-    let score = match scorer::score_with(session, task, ph, &final_url, &answer, script_id.is_some(), ctx.mode)
+    let score = match scorer::score_with(session, task, ph, &final_url, &answer, script_id.is_some(), spec.evaluator)
         .instrument(score_span.clone())
         .await
     {
@@ -830,6 +827,7 @@ mod tests {
             traceparent: None,
             temperature: None,
             prompt_version: None,
+            evaluator: Default::default(),
         }
     }
 

@@ -26,6 +26,7 @@ pub fn spec(uid: Uid, condition: Condition, seed: u64, timeout_ms: u64, skills: 
         traceparent: None,
         temperature: None,
         prompt_version: None,
+        evaluator: Default::default(),
     }
 }
 

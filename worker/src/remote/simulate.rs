@@ -217,6 +217,7 @@ mod tests {
             traceparent: None,
             temperature: None,
             prompt_version: None,
+            evaluator: Default::default(),
         }
     }
 
