@@ -46,6 +46,8 @@ enum Command {
     Tasks(cmd::tasks::Args),
     /// Serve the fixture sites.
     Sites(cmd::sites::Args),
+    /// Serve the trajectory viewer over an export directory.
+    View(cmd::view::Args),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Leaderboard(a) => cmd::leaderboard::run(a),
         Command::Tasks(a) => cmd::tasks::run(a),
         Command::Sites(a) => cmd::sites::run(a),
+        Command::View(a) => cmd::view::run(a),
     };
     match result {
         Ok(code) => code,
