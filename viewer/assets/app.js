@@ -48,7 +48,7 @@ function pct(v) {
 }
 
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.flat(2).filter((n) => n !== null && n !== undefined));
 }
 
 function setCrumbs(...parts) {
@@ -163,7 +163,7 @@ function stepBlock(d, s, i) {
     s.action !== null && s.action !== undefined ? el("div", { class: "action" }, el("b", {}, "action "), el("code", {}, s.action)) : null,
     s.skill ? skillBlock(s.skill, d.failed_substep[i]) : null,
     s.last_action_error ? el("div", { class: "err" }, "last action error: " + s.last_action_error) : null,
-    el("details", { open: "" }, el("summary", {}, "observation (" + marked.size + " perturbed lines marked)"), obs),
+    el("details", { open: "" }, el("summary", {}, "observation (" + marked.size + (marked.size === 1 ? " perturbed line" : " perturbed lines") + " marked)"), obs),
     s.llm ? el("details", {}, el("summary", {}, "LLM reply · " + s.llm.model + " · " + s.llm.tokens_in + " in / " + s.llm.tokens_out + " out · " + s.llm.latency_ms + " ms"),
       el("div", { class: "reply" }, s.llm.reply)) : null,
     shot);
@@ -211,7 +211,7 @@ async function pair(p) {
   const d = await api("/api/pair", q);
   setCrumbs(el("span", {}, q.sweep), el("span", {}, d.site + " task " + d.task_id + " rep " + d.rep));
   const cols = d.sides.map((s) => el("div", { class: "side" },
-    el("h2", {}, s.treatment + " · " + s.condition),
+    el("h2", { class: "side-title" }, s.treatment + " · " + s.condition),
     s.view.missing ? el("p", { class: "muted" }, s.view.missing) : attemptBlock(s.view, q.sweep)));
   show(el("h1", {}, d.site + " task " + d.task_id + ", side by side"), el("div", { class: "pair" }, cols));
 }

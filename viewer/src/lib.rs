@@ -38,10 +38,26 @@ fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "no-cache")], body)
 }
 
+/// The page, its script and style links carrying the request's token (a
+/// browser sends none of its own to them), escaped as an attribute.
+async fn index(uri: axum::http::Uri) -> impl IntoResponse {
+    let token = uri.query().unwrap_or("").split('&').find_map(|kv| kv.strip_prefix("token="));
+    let html = match token {
+        Some(t) => {
+            let q = skillshift_common::html::escape(&format!("?token={t}"));
+            INDEX_HTML
+                .replace("href=\"app.css\"", &format!("href=\"app.css{q}\""))
+                .replace("src=\"app.js\"", &format!("src=\"app.js{q}\""))
+        }
+        None => INDEX_HTML.to_string(),
+    };
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], html)
+}
+
 /// The page and its `/api/*`, over `source`, with no token check.
 pub fn pages(source: Arc<dyn Source>) -> Router {
     Router::new()
-        .route("/", get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }))
+        .route("/", get(index))
         .route("/app.js", get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }))
         .route("/app.css", get(|| async { asset("text/css; charset=utf-8", APP_CSS) }))
         .route("/api/sweeps", get(api::sweeps))
