@@ -38,6 +38,7 @@ pub const KNOWN: &[&str] = &[
     "site",
     "task_timeout",
     "worker_lost",
+    "unexplained",
 ];
 
 /// One category of one cell.
