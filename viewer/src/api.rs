@@ -83,7 +83,7 @@ pub async fn sweeps(State(src): State<Shared>) -> ApiResult {
     for s in src.sweeps().await? {
         let records = src.records(&s.id).await?;
         let mut treatments: Vec<(String, u64)> = Vec::new();
-        for r in &records {
+        for r in records.iter() {
             match treatments.iter_mut().find(|(n, _)| n == r.treatment()) {
                 Some((_, n)) => *n += 1,
                 None => treatments.push((r.treatment().to_string(), 1)),

@@ -180,10 +180,10 @@ impl Source for ExportSource {
         Box::pin(async move { Ok(vec![SweepInfo { id: self.sweep.clone(), live: false, state: None }]) })
     }
 
-    fn records<'a>(&'a self, sweep: &'a str) -> BoxFuture<'a, Result<Vec<Record>, SourceError>> {
+    fn records<'a>(&'a self, sweep: &'a str) -> BoxFuture<'a, Result<Arc<Vec<Record>>, SourceError>> {
         Box::pin(async move {
             self.check_sweep(sweep)?;
-            Ok(self.records.as_ref().clone())
+            Ok(Arc::clone(&self.records))
         })
     }
 

@@ -8,6 +8,8 @@
 //! changed ([`Source::changes`]); the viewer turns that into server-sent
 //! events so an open grid refreshes its numbers without polling.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use serde::Serialize;
 use skillshift_common::record::Record;
@@ -44,8 +46,9 @@ pub trait Source: Send + Sync + 'static {
     /// The sweeps, newest last.
     fn sweeps(&self) -> BoxFuture<'_, Result<Vec<SweepInfo>, SourceError>>;
 
-    /// Every record (every attempt) of one sweep, in the order they were written.
-    fn records<'a>(&'a self, sweep: &'a str) -> BoxFuture<'a, Result<Vec<Record>, SourceError>>;
+    /// Every record (every attempt) of one sweep, in the order they were written
+    /// (shared: an export hands out the same list to every request).
+    fn records<'a>(&'a self, sweep: &'a str) -> BoxFuture<'a, Result<Arc<Vec<Record>>, SourceError>>;
 
     /// The trajectory of the attempt `record`, `None` when the attempt kept none.
     fn trajectory<'a>(

@@ -262,8 +262,8 @@ impl Source for Live {
     fn sweeps(&self) -> BoxFuture<'_, Result<Vec<SweepInfo>, SourceError>> {
         Box::pin(async { Ok(vec![SweepInfo { id: "sw-live".into(), live: true, state: Some("running".into()) }]) })
     }
-    fn records<'a>(&'a self, _sweep: &'a str) -> BoxFuture<'a, Result<Vec<Record>, SourceError>> {
-        Box::pin(async { Ok(Vec::new()) })
+    fn records<'a>(&'a self, _sweep: &'a str) -> BoxFuture<'a, Result<Arc<Vec<Record>>, SourceError>> {
+        Box::pin(async { Ok(Arc::new(Vec::new())) })
     }
     fn trajectory<'a>(&'a self, _: &'a str, _: &'a Record) -> BoxFuture<'a, Result<Option<Trajectory>, SourceError>> {
         Box::pin(async { Ok(None) })
