@@ -202,7 +202,12 @@ async function attempt(p) {
   const other = q.condition === "src" ? "tgt-exec" : "src";
   const cmp = link("pair", { sweep: q.sweep, site: d.site, task: d.task_id, rep: q.rep, lt: q.treatment, lc: "src", rt: q.treatment, rc: q.condition === "src" ? other : q.condition },
     "side by side: src vs " + (q.condition === "src" ? other : q.condition));
-  show(el("h1", {}, q.uid + " · " + q.condition), el("p", {}, cmp), attemptBlock(d, q.sweep));
+  const sweeps = await api("/api/sweeps");
+  const here = sweeps.sweeps.find((x) => x.id === q.sweep);
+  const others = (here ? here.treatments : []).filter((t) => t.name !== q.treatment).map((t) =>
+    link("pair", { sweep: q.sweep, site: d.site, task: d.task_id, rep: q.rep, lt: q.treatment, lc: q.condition, rt: t.name, rc: q.condition },
+      "side by side with " + t.name));
+  show(el("h1", {}, q.uid + " · " + q.condition), el("p", { class: "compare" }, cmp, others.flatMap((a) => [" · ", a])), attemptBlock(d, q.sweep));
 }
 
 // ---- one unit under two sides

@@ -114,6 +114,11 @@ async fn from_the_index_to_a_failing_tgt_exec_attempt_in_chromium() {
     assert_eq!(s.eval("document.querySelectorAll('script').length").await.expect("count").as_u64(), Some(1));
     assert!(text(&s, "document.body.innerText").await.contains("Open a new issue titled <b>Bug</b>"));
 
+    let compare = text(&s, "document.querySelector('p.compare').innerText").await;
+    assert!(
+        compare.contains("side by side: src vs tgt-exec") && compare.contains("side by side with CONTROL"),
+        "{compare}"
+    );
     // The same unit side by side, src against tgt-exec.
     s.eval("[...document.querySelectorAll('a')].find(a => a.textContent.startsWith('side by side')).click()")
         .await
