@@ -306,9 +306,14 @@ def check_probes(bundle):
             if port is None:
                 problems.append(f"{where}: the coordinator needs --http for its probes and /metrics")
         elif sub == "worker":
-            port, paths = port_of(flag_value(args, "--metrics-addr")), {"/metrics"}
+            port, paths = port_of(flag_value(args, "--metrics-addr")), {"/metrics", "/healthz", "/readyz"}
             if port is None:
-                problems.append(f"{where}: the worker needs --metrics-addr: its only HTTP endpoint, for probes")
+                problems.append(f"{where}: the worker needs --metrics-addr: its HTTP endpoint, for probes")
+            # Liveness must survive a drain and a lost coordinator; readiness says the worker takes work.
+            for probe, want in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+                got = ((c.get(probe) or {}).get("httpGet") or {}).get("path")
+                if got != want:
+                    problems.append(f"{where}: the worker's {probe} must use {want}, found {got}")
         else:
             continue
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
@@ -699,12 +704,16 @@ def breakages():
     def no_otlp(b):
         main_container(find(b, "Deployment", "skillshift-worker")).pop("envFrom")
 
+    def worker_ready_on_metrics(b):
+        main_container(find(b, "Deployment", "skillshift-worker"))["readinessProbe"]["httpGet"]["path"] = "/metrics"
+
     return [
         ("a literal token", literal_token, "secretKeyRef"),
         ("--token in args", token_flag, "--token on the command line"),
         ("a Secret with values", secret_object, "carries secret values"),
         ("a missing readiness probe", no_readiness, "no readinessProbe"),
         ("a probe path the coordinator lacks", wrong_probe_path, "is not served"),
+        ("a worker ready on /metrics", worker_ready_on_metrics, "readinessProbe must use /readyz"),
         ("a probe on the wrong port", worker_probe_off_port, "probes port"),
         ("--data-dir off the claimed volume", data_dir_off_volume, "not on a volume from volumeClaimTemplates"),
         ("a grace period shorter than the drain", short_grace, "would kill the drain"),

@@ -31,4 +31,10 @@ pub struct AttemptSpec {
     pub config_digest: Option<String>,
     /// W3C `traceparent` of the coordinator's attempt span, when tracing.
     pub traceparent: Option<String>,
+    /// The sampling temperature an LLM agent sends (the contract's `temperature`); `None`: the agent's default.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// The prompt template's digest the contract names; an LLM agent whose own template differs refuses to run.
+    #[serde(default)]
+    pub prompt_version: Option<String>,
 }

@@ -114,6 +114,7 @@ async fn cluster(ttl: Duration) -> Cluster {
         tls: None,
         lease_ttl: ttl,
         limits: Default::default(),
+        llm_budget: Default::default(),
     };
     let coordinator = server::start(config, stop.clone()).await.expect("coordinator starts");
     Cluster { url: format!("http://{}", coordinator.grpc_addr), stop, coordinator, _dir: dir }

@@ -16,6 +16,8 @@
 //! * [`wire`]: sweep specs, statuses and worker lists to and from the wire.
 //! * [`status`]: what control clients see (sweep progress, the worker list).
 //! * [`http`]: the HTTP port (`/healthz`, `/api/status`, the HTML page).
+//! * [`llm_budget`] and [`llm_service`]: the cluster's one LLM budget
+//!   (permits per model endpoint, AIMD on 429) and its gRPC service.
 //! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
 //! * [`client`]: the control client used by `skillshift sweep`.
 
@@ -24,6 +26,8 @@ pub mod engine;
 pub mod http;
 pub mod lease;
 pub mod limits;
+pub mod llm_budget;
+pub mod llm_service;
 pub mod metrics;
 pub mod planner;
 pub mod scheduler;

@@ -14,6 +14,7 @@ use axum::Router;
 use skillshift_telemetry::metrics::{CellState, CoordinatorMetrics, Exposition, CONTENT_TYPE};
 
 use crate::engine::ControlCmd;
+use crate::llm_budget::Budget;
 use crate::service::Handle;
 
 #[derive(Clone)]
@@ -21,11 +22,12 @@ struct Scrape {
     handle: Handle,
     metrics: CoordinatorMetrics,
     exposition: Exposition,
+    budget: Budget,
 }
 
 /// A router serving `/metrics`; merged into the HTTP page's router.
-pub fn router(handle: Handle, metrics: CoordinatorMetrics, exposition: Exposition) -> Router {
-    Router::new().route("/metrics", get(scrape)).with_state(Scrape { handle, metrics, exposition })
+pub fn router(handle: Handle, metrics: CoordinatorMetrics, exposition: Exposition, budget: Budget) -> Router {
+    Router::new().route("/metrics", get(scrape)).with_state(Scrape { handle, metrics, exposition, budget })
 }
 
 async fn scrape(State(s): State<Scrape>) -> Response {
@@ -64,7 +66,19 @@ async fn scrape(State(s): State<Scrape>) -> Response {
     s.metrics.set_active_leases(workers.iter().map(|w| i64::from(w.running)).sum());
     s.metrics.set_connected_workers(workers.iter().filter(|w| w.connected).count() as i64);
     match s.exposition.encode() {
-        Ok(body) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], body).into_response(),
+        Ok(body) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], with_budget(body, &s.budget)).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+/// `body` with the budget's families before its `# EOF` line.
+fn with_budget(body: String, budget: &Budget) -> String {
+    let families = budget.exposition();
+    if families.is_empty() {
+        return body;
+    }
+    match body.strip_suffix("# EOF\n") {
+        Some(head) => format!("{head}{families}# EOF\n"),
+        None => body + &families,
     }
 }

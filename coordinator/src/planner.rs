@@ -2,8 +2,10 @@
 //! comparison contract with its `config_digest` (`docs/formats.md`, contract).
 //!
 //! A unit is (treatment, family, condition, rep); its index in the plan is its
-//! identity on the wire and in the store. The plan order is treatment, site,
-//! condition, family, rep, so it is the same for the same spec.
+//! identity on the wire and in the store. The plan order is site, condition,
+//! family, rep, treatment, so it is the same for the same spec, and the
+//! treatments of one (family, condition, rep) sit next to each other: queues
+//! follow plan order, so a sweep stopped part way is still paired unit by unit.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -255,12 +257,12 @@ pub fn plan(spec: &SweepSpec, limits: &Limits) -> Result<Vec<Unit>, PlanError> {
     let mut units = Vec::with_capacity(total as usize);
     let sites: Vec<Site> = Site::ALL.iter().copied().filter(|s| spec.sites.contains(s)).collect();
     let conditions: Vec<Condition> = Condition::ALL.iter().copied().filter(|c| spec.conditions.contains(c)).collect();
-    for t in 0..spec.treatments.len() {
-        for &site in &sites {
-            let families = spec.families_of(site);
-            for &condition in &conditions {
-                for &task_id in &families {
-                    for rep in 0..spec.count {
+    for &site in &sites {
+        let families = spec.families_of(site);
+        for &condition in &conditions {
+            for &task_id in &families {
+                for rep in 0..spec.count {
+                    for t in 0..spec.treatments.len() {
                         units.push(Unit { treatment: t as u16, family: Family { site, task_id }, condition, rep });
                     }
                 }
@@ -288,22 +290,18 @@ pub fn digest_json(v: &Value) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
 }
 
-/// The frozen comparison contract (`docs/formats.md`, contract) and its digest. The returned
-/// contract carries the digest as `config_digest`; the digest itself is
-/// computed over the contract without that field.
-pub fn contract(spec: &SweepSpec) -> (Value, String) {
-    let libraries: BTreeMap<&str, Value> = spec
-        .treatments
-        .iter()
-        .map(|t| {
-            let d =
-                t.skills.as_ref().and_then(|l| serde_json::to_value(l).ok()).map(|v| Value::String(digest_json(&v)));
-            (t.name.as_str(), d.unwrap_or(Value::Null))
-        })
-        .collect();
+/// The digest of a treatment's skill library, `None` for a treatment without one.
+pub fn library_digest(t: &TreatmentSpec) -> Option<String> {
+    t.skills.as_ref().and_then(|l| serde_json::to_value(l).ok()).map(|v| digest_json(&v))
+}
+
+/// The frozen fields of the comparison contract (`docs/formats.md`, contract):
+/// everything that must agree for two runs to be compared, and nothing a
+/// treatment changes on purpose.
+pub fn frozen(spec: &SweepSpec) -> Value {
     let conditions: Vec<&str> =
         Condition::ALL.iter().filter(|c| spec.conditions.contains(c)).map(|c| c.as_str()).collect();
-    let body = json!({
+    json!({
         "schema": CONTRACT_SCHEMA,
         "task_files": spec.task_file_digests,
         "conditions": conditions,
@@ -317,13 +315,27 @@ pub fn contract(spec: &SweepSpec) -> (Value, String) {
         "max_steps": spec.max_steps,
         "task_timeout_s": spec.task_timeout_s,
         "retry_policy": {"max_retries": spec.max_retries, "retried": "error"},
-        "skill_libraries": libraries,
         "images": spec.image_digests,
         "harness_version": spec.harness_version,
-    });
+    })
+}
+
+/// The comparison contract and its digest. The digest covers only the
+/// [`frozen`] fields; the treatments (method label -> skill library digest)
+/// sit beside them under `treatments`, outside the digest, so a `CONTROL` run
+/// and a library run over the same units share one `config_digest`. The
+/// returned contract carries the digest as `config_digest`.
+pub fn contract(spec: &SweepSpec) -> (Value, String) {
+    let body = frozen(spec);
     let digest = digest_json(&body);
+    let treatments: serde_json::Map<String, Value> = spec
+        .treatments
+        .iter()
+        .map(|t| (t.name.clone(), json!({"method": t.name, "skill_library": library_digest(t)})))
+        .collect();
     let mut with = body;
     if let Value::Object(m) = &mut with {
+        m.insert("treatments".into(), Value::Object(treatments));
         m.insert("config_digest".into(), Value::String(digest.clone()));
     }
     (with, digest)
@@ -348,6 +360,8 @@ pub fn attempt_spec(sweep: &str, spec: &SweepSpec, digest: &str, unit: &Unit, at
         perturbation_profile: spec.perturbation_profile.clone(),
         config_digest: Some(digest.to_string()),
         traceparent: None,
+        temperature: spec.temperature,
+        prompt_version: spec.prompt_version.clone(),
     }
 }
 
@@ -369,6 +383,19 @@ mod tests {
         assert_eq!(units[162 * 3].uid().to_string(), "skillshift.gitlab.v2.0");
         s.count = 3;
         assert_eq!(plan(&s, &Limits::default()).expect("plan").len(), 2130 * 3);
+    }
+
+    #[test]
+    fn the_treatments_of_one_unit_are_planned_side_by_side() {
+        let mut s = spec();
+        s.treatments.push(TreatmentSpec { name: "ASI".into(), skills: None });
+        s.sites = vec![Site::Gitlab];
+        s.conditions = vec![Condition::Src];
+        s.families.insert(Site::Gitlab, vec![0, 3]);
+        s.count = 2;
+        let units = plan(&s, &Limits::default()).expect("plan");
+        let shape: Vec<(u16, u32, u32)> = units.iter().map(|u| (u.treatment, u.family.task_id, u.rep)).collect();
+        assert_eq!(shape, vec![(0, 0, 0), (1, 0, 0), (0, 0, 1), (1, 0, 1), (0, 3, 0), (1, 3, 0), (0, 3, 1), (1, 3, 1)]);
     }
 
     #[test]
@@ -452,5 +479,32 @@ mod tests {
         let mut other = s;
         other.families.insert(Site::Wordpress, vec![1]);
         assert_eq!(contract(&other).1, d);
+    }
+
+    #[test]
+    fn treatments_sit_beside_the_frozen_fields_outside_the_digest() {
+        let control = spec();
+        let (_, d) = contract(&control);
+        let lib = SkillLibrary {
+            schema: skillshift_common::skills::SKILLS_SCHEMA.into(),
+            method: "ASI".into(),
+            skills: vec![],
+        };
+        let mut two = control.clone();
+        two.treatments.push(TreatmentSpec { name: "ASI".into(), skills: Some(lib.clone()) });
+        let (c, d2) = contract(&two);
+        assert_eq!(d2, d, "adding a treatment changes no frozen field");
+        assert_eq!(c["treatments"]["CONTROL"], json!({"method": "CONTROL", "skill_library": null}));
+        let want = digest_json(&serde_json::to_value(&lib).expect("library json"));
+        assert_eq!(c["treatments"]["ASI"]["skill_library"], Value::String(want));
+        assert!(frozen(&two).get("treatments").is_none() && frozen(&two).get("skill_libraries").is_none());
+        // A treatment alone, with its library: still the same digest.
+        let mut only = control.clone();
+        only.treatments = vec![TreatmentSpec { name: "ASI".into(), skills: Some(lib) }];
+        assert_eq!(contract(&only).1, d);
+        // A frozen field does move it.
+        let mut hot = control;
+        hot.temperature = Some(0.7);
+        assert_ne!(contract(&hot).1, d);
     }
 }

@@ -32,8 +32,11 @@ use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
 use crate::engine::{Effect, Engine, Input, RandomIds, SystemClock};
 use crate::limits::Limits;
+use crate::llm_budget::{Budget, BudgetConfig};
+use crate::llm_service::BudgetService;
 use crate::service::{ControlService, Handle, TokenCheck, WorkerService};
 use crate::store::{Store, StoreError, StoreOp};
+use skillshift_proto::v1::llm_budget_server::LlmBudgetServer;
 
 /// Inputs waiting for the engine; senders wait when it is full.
 const INPUT_CAPACITY: usize = 8192;
@@ -57,6 +60,8 @@ pub struct Config {
     pub tls: Option<TlsFiles>,
     pub lease_ttl: Duration,
     pub limits: Limits,
+    /// The cluster's LLM budget (`--llm-concurrency`, `--llm-rpm`, `--llm-tpm`); the default meters nothing.
+    pub llm_budget: BudgetConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -178,7 +183,11 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
     })
     .max_decoding_message_size(limits.max_message_bytes)
     .max_encoding_message_size(limits.max_message_bytes);
-    let control_svc = InterceptedService::new(control_svc, check);
+    let control_svc = InterceptedService::new(control_svc, check.clone());
+    let budget = Budget::new(config.llm_budget, config.lease_ttl);
+    // A store with sweeps or workers in it: a restart, and workers may hold permits this process must learn first.
+    let budget = if unfinished > 0 || registered > 0 { budget.restarted() } else { budget };
+    let budget_svc = InterceptedService::new(LlmBudgetServer::new(BudgetService { budget: budget.clone() }), check);
 
     // Keepalive pings find a half-open connection (a worker's host gone) within a minute.
     let mut builder = Server::builder()
@@ -189,7 +198,21 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
     if let Some(tls) = tls {
         builder = builder.tls_config(tls).map_err(|e| ServerError::Tls(e.to_string()))?;
     }
-    let router = builder.add_service(worker_svc).add_service(control_svc);
+    let router = builder.add_service(worker_svc).add_service(control_svc).add_service(budget_svc);
+    if config.llm_budget.is_metered() {
+        // Permits not renewed within the lease TTL come back (a lost worker's), checked a few times per TTL.
+        let (budget, period) = (budget.clone(), (config.lease_ttl / 4).max(Duration::from_millis(50)));
+        serving.spawn("llm-budget-expiry", move |token| async move {
+            let mut tick = tokio::time::interval(period);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => budget.sweep_expired(),
+                    _ = token.cancelled() => break,
+                }
+            }
+        });
+        tracing::info!(budget = ?config.llm_budget, "metering llm calls across the cluster");
+    }
 
     let driver = {
         let (store, tasks, root_token) = (store.clone(), engine_tasks.clone(), root.token());
@@ -207,6 +230,7 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
             handle.clone(),
             metrics,
             exposition,
+            budget,
         ));
         serving.spawn("http", move |token| async move {
             let _ = axum::serve(l, router).with_graceful_shutdown(token.cancelled_owned()).await;

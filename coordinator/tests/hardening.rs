@@ -27,6 +27,7 @@ fn config(dir: &std::path::Path, limits: Limits) -> Config {
         tls: None,
         lease_ttl: Duration::from_secs(30),
         limits,
+        llm_budget: Default::default(),
     }
 }
 

@@ -38,6 +38,7 @@ async fn shutdown_drains_the_worker_ends_its_session_and_keeps_its_running_attem
         tls: None,
         lease_ttl: Duration::from_secs(30),
         limits: Default::default(),
+        llm_budget: Default::default(),
     };
     let coordinator = server::start(config, stop.clone()).await.expect("coordinator starts");
     let url = format!("http://{}", coordinator.grpc_addr);

@@ -98,6 +98,8 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         perturbation_profile: None,
         config_digest: None,
         traceparent: None,
+        temperature: None,
+        prompt_version: None,
     })
 }
 

@@ -13,6 +13,14 @@ pub fn contract_path(out: &Path) -> PathBuf {
     out.parent().map(|p| p.join("contract.json")).unwrap_or_else(|| PathBuf::from("contract.json"))
 }
 
+/// `contract.json` beside the records file `out`, as written by [`export`].
+pub fn read_contract(out: &Path) -> anyhow::Result<serde_json::Value> {
+    let path = contract_path(out);
+    let text = skillshift_common::bounded::read_to_string(&path, skillshift_common::bounded::MAX_FILE_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))
+}
+
 /// Streams a sweep's records into `out` (atomically) and its contract beside it; returns
 /// the number of records.
 pub async fn export(client: &mut Client, id: &str, out: &Path) -> anyhow::Result<usize> {

@@ -13,6 +13,7 @@
 //! * [`embedded`]: the fixture sites served in-process, as a site manager and task source.
 //! * [`workers`]: the one worker builder, used by `worker`, `local` and `run`.
 //! * [`local`]: `skillshift local`'s in-process cluster.
+//! * [`reuse`]: baseline reuse, an earlier run's records standing in for a treatment.
 //! * [`signals`]: Ctrl-C and SIGTERM to a cancellation token.
 //!
 //! This is the top layer of the workspace, so it reports errors with `anyhow`, as
@@ -25,6 +26,7 @@ pub mod export;
 pub mod follow;
 pub mod local;
 pub mod progress;
+pub mod reuse;
 pub mod settings;
 pub mod signals;
 pub mod spec;

@@ -22,10 +22,14 @@ use crate::workers::{self, Runs, SiteChoice, WorkerPlan};
 pub struct LocalSettings {
     pub sweep: SweepSettings,
     pub workers: u32,
+    /// Attempts each worker runs at once.
+    pub slots: u32,
     /// Output folder: records, contract, summary and the coordinator's store.
     pub out: PathBuf,
     /// Testing aid: workers run no browser; attempts take about this long with made-up records.
     pub simulate: Option<Duration>,
+    /// The in-process coordinator's LLM budget (`--llm-concurrency`, `--llm-rpm`, `--llm-tpm`).
+    pub llm_budget: skillshift_coordinator::llm_budget::BudgetConfig,
     pub telemetry: TelemetryConfig,
 }
 
@@ -34,9 +38,22 @@ pub struct LocalRun {
     /// `false` when the sweep was cancelled (Ctrl-C or a stop of its own).
     pub completed: bool,
     pub records: PathBuf,
-    pub summary: PathBuf,
-    pub report: Report,
+    /// One per treatment, in the order the records name them.
+    pub reports: Vec<TreatmentReport>,
     pub elapsed: Duration,
+}
+
+/// One treatment's report and the summary file written for it.
+pub struct TreatmentReport {
+    pub treatment: String,
+    pub report: Report,
+    /// `summary.json`, or `summary.<treatment>.json` when the run has several treatments.
+    pub summary: PathBuf,
+}
+
+/// A treatment name as a file name part: anything but letters, digits, `-`, `_` and `.` becomes `_`.
+fn file_part(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
 }
 
 /// A random token for the in-process coordinator, so nothing else on the machine can use it.
@@ -50,10 +67,18 @@ fn random_token() -> String {
     format!("{:032x}", a << 64 | h2.finish() as u128)
 }
 
-/// Runs the sweep on an in-process cluster, writes `per_task.jsonl`, `contract.json` and
-/// `summary.json` under `out`, and returns the report.
+/// Runs the sweep on an in-process cluster, writes `per_task.jsonl`, `contract.json` and a summary per
+/// treatment under `out`, and returns the reports.
 pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
-    let spec = crate::spec::build(&s.sweep)?;
+    let planned = crate::spec::build(&s.sweep)?;
+    let baseline = s.sweep.reuse_baseline.as_deref().map(|p| crate::reuse::for_spec(p, &planned)).transpose()?;
+    let spec = match &baseline {
+        Some(b) => {
+            eprintln!("{}", b.describe());
+            b.remaining(&planned)?
+        }
+        None => planned,
+    };
     std::fs::create_dir_all(&s.out).with_context(|| format!("creating {}", s.out.display()))?;
     let records = s.out.join("per_task.jsonl");
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -72,6 +97,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 tls: None,
                 lease_ttl: Duration::from_secs(30),
                 limits: Default::default(),
+                llm_budget: s.llm_budget,
             },
             cancel.child_token(),
         )
@@ -87,7 +113,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                     Some(ms) => Runs::Simulated(ms),
                     None => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
                 },
-                slots: 1,
+                slots: s.slots.max(1),
                 browser_reuse: skillshift_worker::browser::BrowserConfig::default().reuse,
                 data: s.sweep.data.clone(),
             };
@@ -113,7 +139,10 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         if let Some(st) = &followed {
             println!("{}", crate::follow::one_line(st));
         }
-        let n = crate::export::export(&mut client, &id, &records).await?;
+        let mut n = crate::export::export(&mut client, &id, &records).await?;
+        if let Some(b) = &baseline {
+            n += crate::reuse::merge(&records, b)?;
+        }
         if !tasks.shutdown(Duration::from_secs(120)).await {
             eprintln!("skillshift: warning: a worker did not stop in time");
         }
@@ -128,9 +157,22 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         eprintln!("wrote {n} records to {}", records.display());
         Ok::<_, anyhow::Error>(followed.is_some_and(|st| crate::follow::finished_ok(st.state)))
     })?;
-    let report = report::build(&records, None, false)?;
-    let summary = s.out.join("summary.json");
-    std::fs::write(&summary, serde_json::to_string_pretty(&report.summary)? + "\n")
-        .with_context(|| format!("writing {}", summary.display()))?;
-    Ok(LocalRun { completed, records, summary, report, elapsed: began.elapsed() })
+    let set = skillshift_analysis::records::read_file(&records)?;
+    let names: Vec<String> = set.names().into_iter().map(String::from).collect();
+    let mut reports = Vec::new();
+    // A sweep over part of the grid reports the part it ran, as it asked to.
+    let partial = s.sweep.families.is_some()
+        || s.sweep.sites.len() < skillshift_common::Site::ALL.len()
+        || s.sweep.conditions.len() < skillshift_common::Condition::ALL.len();
+    for name in &names {
+        let report = report::build(&records, Some(name), partial)?;
+        let summary = match names.len() {
+            1 => s.out.join("summary.json"),
+            _ => s.out.join(format!("summary.{}.json", file_part(name))),
+        };
+        std::fs::write(&summary, serde_json::to_string_pretty(&report.summary)? + "\n")
+            .with_context(|| format!("writing {}", summary.display()))?;
+        reports.push(TreatmentReport { treatment: name.clone(), report, summary });
+    }
+    Ok(LocalRun { completed, records, reports, elapsed: began.elapsed() })
 }

@@ -57,6 +57,42 @@ impl Skills {
     }
 }
 
+/// One `--treatment NAME[=SKILLS_FILE]`: a method label and where its library comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreatmentChoice {
+    pub name: String,
+    pub skills: Skills,
+}
+
+impl TreatmentChoice {
+    /// Parses `NAME[=SKILLS_FILE]`. `CONTROL` alone has no library; another name alone takes `default`
+    /// (the `--skills` library); `NAME=none` has none; `NAME=FILE` reads FILE.
+    pub fn parse(flag: &str, default: &Skills) -> anyhow::Result<TreatmentChoice> {
+        let (name, file) = match flag.split_once('=') {
+            Some((n, f)) => (n.trim(), Some(f.trim())),
+            None => (flag.trim(), None),
+        };
+        if name.is_empty() {
+            bail!("--treatment '{flag}': expected NAME or NAME=SKILLS_FILE, and the name is empty");
+        }
+        let skills = match file {
+            Some("") => bail!("--treatment '{flag}': expected NAME=SKILLS_FILE, and the file is empty"),
+            Some(f) => Skills::from_flag(Some(f)),
+            None if name == CONTROL => Skills::None,
+            None => default.clone(),
+        };
+        if name == CONTROL && skills != Skills::None {
+            bail!(
+                "--treatment '{flag}': CONTROL is the treatment without a skill library; give the library another name"
+            );
+        }
+        Ok(TreatmentChoice { name: name.to_string(), skills })
+    }
+}
+
+/// The label of the treatment without a skill library.
+pub const CONTROL: &str = "CONTROL";
+
 /// What a sweep runs: everything the planner needs, before the data directory is read.
 #[derive(Debug, Clone)]
 pub struct SweepSettings {
@@ -64,8 +100,10 @@ pub struct SweepSettings {
     pub conditions: Vec<Condition>,
     /// A file shaped like `data/calibration_set.json` that limits each listed site to its families.
     pub families: Option<PathBuf>,
-    /// Method label (default: the library's `method`, or `CONTROL` without skills).
-    pub treatment: Option<String>,
+    /// `--treatment NAME[=SKILLS_FILE]` flags, in order. Empty: one treatment, `skills`, labelled by the
+    /// library's `method` (or `CONTROL` without skills).
+    pub treatments: Vec<String>,
+    /// The library of a treatment flag that names none (`--skills`).
     pub skills: Skills,
     pub agent: String,
     pub model: Option<String>,
@@ -81,6 +119,8 @@ pub struct SweepSettings {
     pub profile: Option<PathBuf>,
     /// Data directory: tasks/, skills/, perturbations/, DIGESTS.json.
     pub data: PathBuf,
+    /// Records of an earlier run (`per_task.jsonl`, `contract.json` beside it) whose units are not run again.
+    pub reuse_baseline: Option<PathBuf>,
 }
 
 impl SweepSettings {
@@ -90,7 +130,7 @@ impl SweepSettings {
             sites: Site::ALL.to_vec(),
             conditions: Condition::ALL.to_vec(),
             families: None,
-            treatment: None,
+            treatments: Vec::new(),
             skills: Skills::Example,
             agent: "skills".into(),
             model: None,
@@ -104,6 +144,7 @@ impl SweepSettings {
             cost_budget_usd: None,
             profile: None,
             data,
+            reuse_baseline: None,
         }
     }
 
@@ -124,6 +165,11 @@ impl SweepSettings {
         if let Some(b) = self.cost_budget_usd {
             if !b.is_finite() || b <= 0.0 {
                 bail!("--cost-budget must be a positive number of USD, got {b}");
+            }
+        }
+        if let Some(t) = &self.reuse_baseline {
+            if !t.exists() {
+                bail!("--reuse-baseline {}: no such file", t.display());
             }
         }
         if let Some(t) = self.temperature {

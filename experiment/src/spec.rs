@@ -10,7 +10,10 @@ use skillshift_common::skills::{SkillLibrary, SKILLS_SCHEMA};
 use skillshift_common::{Site, Version};
 use skillshift_coordinator::planner::{digest_json, SweepSpec, TreatmentSpec};
 
-use crate::settings::{Skills, SweepSettings};
+use skillshift_worker::agents::llm::LlmConfig;
+use skillshift_worker::agents::prompt;
+
+use crate::settings::{Skills, SweepSettings, TreatmentChoice, CONTROL};
 
 /// The treatment's library as the settings name it.
 pub fn library(skills: &Skills, data: &Path) -> anyhow::Result<Option<SkillLibrary>> {
@@ -42,6 +45,12 @@ pub fn read_families(path: &Path) -> anyhow::Result<BTreeMap<Site, Vec<u32>>> {
     let Some(sites) = v.get("sites").and_then(|s| s.as_object()) else {
         bail!("{}: expected an object with \"sites\": {{\"<site>\": {{\"families\": [...]}}}}", path.display());
     };
+    if sites.is_empty() {
+        bail!(
+            "{}: \"sites\" is empty; name at least one site's families (without --families the sweep runs every family)",
+            path.display()
+        );
+    }
     let mut out = BTreeMap::new();
     for (name, entry) in sites {
         let site: Site = name.parse().with_context(|| format!("{}: sites", path.display()))?;
@@ -60,6 +69,26 @@ pub fn read_families(path: &Path) -> anyhow::Result<BTreeMap<Site, Vec<u32>>> {
     Ok(out)
 }
 
+/// Refuses a `--families` file that names a site the sweep's `--sites` leaves out: its families would be
+/// dropped without a word. (`calibrate --site S` narrows the calibration set on purpose and does not ask.)
+pub fn check_families_in_sites(s: &SweepSettings) -> anyhow::Result<()> {
+    let Some(path) = &s.families else { return Ok(()) };
+    let families = read_families(path)?;
+    let outside: Vec<String> = families.keys().filter(|site| !s.sites.contains(site)).map(|x| x.to_string()).collect();
+    if !outside.is_empty() {
+        let sites: Vec<String> = s.sites.iter().map(|x| x.to_string()).collect();
+        bail!(
+            "{}: families for {}, which --sites {} leaves out; add {} to --sites or remove {} from the file",
+            path.display(),
+            outside.join(", "),
+            sites.join(","),
+            if outside.len() == 1 { "it" } else { "them" },
+            if outside.len() == 1 { "it" } else { "them" },
+        );
+    }
+    Ok(())
+}
+
 fn sha256_file(path: &Path) -> anyhow::Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let v: serde_json::Value =
@@ -67,19 +96,84 @@ fn sha256_file(path: &Path) -> anyhow::Result<String> {
     Ok(digest_json(&v))
 }
 
+/// The treatments the settings name, each with its library read.
+pub fn treatments(s: &SweepSettings) -> anyhow::Result<Vec<TreatmentSpec>> {
+    if s.treatments.is_empty() {
+        let library = library(&s.skills, &s.data)?;
+        let name = match &library {
+            Some(l) => l.method.clone(),
+            None => CONTROL.into(),
+        };
+        return Ok(vec![TreatmentSpec { name, skills: library }]);
+    }
+    s.treatments
+        .iter()
+        .map(|flag| {
+            let choice = TreatmentChoice::parse(flag, &s.skills)?;
+            let skills = library(&choice.skills, &s.data).with_context(|| format!("--treatment {flag}"))?;
+            Ok(TreatmentSpec { name: choice.name, skills })
+        })
+        .collect()
+}
+
+/// The frozen LLM fields as the agent will run them: for `reference`, the model it will request, the provider
+/// of the endpoint, the temperature it will send and its prompt template's digest; the `skills` agent calls no
+/// model, so none of them; an external `cmd:` agent is opaque, so what the flags declare.
+fn llm_fields(s: &SweepSettings, spec: &mut SweepSpec) -> anyhow::Result<()> {
+    match s.agent.as_str() {
+        "reference" => {
+            // The submitter resolves names only; the key is the workers' business, so a missing one is no error here.
+            let lookup = |name: &str| match (name, std::env::var(name).ok()) {
+                ("OPENAI_API_KEY", None) => Some("unused-for-names".to_string()),
+                (_, v) => v,
+            };
+            let mut cfg = LlmConfig::from_lookup(s.model.clone(), lookup).context("--agent reference")?;
+            if let Some(t) = s.temperature {
+                cfg.temperature = t;
+            }
+            let provider = cfg.provider().to_string();
+            if let Some(asked) = s.provider.as_deref().filter(|p| *p != provider) {
+                bail!(
+                    "--provider {asked}: the endpoint {} is provider '{provider}' (set by OPENAI_BASE_URL)",
+                    cfg.base_url
+                );
+            }
+            spec.model = Some(cfg.model);
+            spec.provider = Some(provider);
+            spec.temperature = Some(cfg.temperature);
+            spec.prompt_version = Some(prompt::template_digest());
+        }
+        "skills" => {
+            if s.model.is_some() || s.temperature.is_some() || s.provider.is_some() {
+                eprintln!(
+                    "skillshift: warning: the skills agent calls no model; --model, --provider and --temperature \
+                     are not part of its contract"
+                );
+            }
+            spec.model = None;
+            spec.provider = None;
+            spec.temperature = None;
+            spec.prompt_version = None;
+        }
+        _ => {
+            spec.model = s.model.clone();
+            spec.provider = s.provider.clone();
+            spec.temperature = s.temperature;
+            spec.prompt_version = None;
+        }
+    }
+    Ok(())
+}
+
 /// The sweep spec the settings describe, with the data directory's digests.
 pub fn build(s: &SweepSettings) -> anyhow::Result<SweepSpec> {
     s.validate()?;
-    let library = library(&s.skills, &s.data)?;
-    let name = s.treatment.clone().unwrap_or_else(|| match &library {
-        Some(l) => l.method.clone(),
-        None => "CONTROL".into(),
-    });
-    let mut spec = SweepSpec::full_grid(TreatmentSpec { name, skills: library });
+    let mut treatments = treatments(s)?.into_iter();
+    let first = treatments.next().context("no treatment")?;
+    let mut spec = SweepSpec::full_grid(first);
+    spec.treatments.extend(treatments);
     spec.agent = s.agent.clone();
-    spec.model = s.model.clone();
-    spec.provider = s.provider.clone();
-    spec.temperature = s.temperature;
+    llm_fields(s, &mut spec)?;
     spec.sites = s.sites.clone();
     spec.conditions = s.conditions.clone();
     if let Some(f) = &s.families {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use skillshift_common::{Site, Version};
 use skillshift_worker::browser::BrowserConfig;
 use skillshift_worker::executor::Executor;
@@ -32,6 +33,9 @@ pub enum Runs {
     Browser(SiteChoice),
     /// No browser: each attempt takes about this long and yields a made-up record.
     Simulated(Duration),
+    /// As `Simulated`, and attempts of an LLM agent make their LLM calls for real, to the endpoint of
+    /// `OPENAI_BASE_URL` (`worker --simulate MS --simulate-llm`).
+    SimulatedLlm(Duration),
 }
 
 /// Everything that makes a worker, validated.
@@ -85,6 +89,12 @@ pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
     match &plan.runs {
         Runs::Simulated(ms) => {
             Ok(BuiltWorker { executor: Arc::new(SimulatedExecutor::new(*ms, plan.slots as usize)), browser: None })
+        }
+        Runs::SimulatedLlm(ms) => {
+            let config = skillshift_worker::agents::llm::LlmConfig::from_env(None).context("--simulate-llm")?;
+            let llm = Arc::new(skillshift_worker::agents::llm::OpenAiClient::new(config).context("--simulate-llm")?);
+            let ex = SimulatedExecutor::new(*ms, plan.slots as usize).with_llm(llm);
+            Ok(BuiltWorker { executor: Arc::new(ex), browser: None })
         }
         Runs::Browser(choice) => {
             let sites = open_sites(choice).await?;

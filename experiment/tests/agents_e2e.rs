@@ -46,6 +46,8 @@ fn spec(task_id: u32, agent: &str) -> AttemptSpec {
         perturbation_profile: None,
         config_digest: None,
         traceparent: None,
+        temperature: None,
+        prompt_version: None,
     }
 }
 

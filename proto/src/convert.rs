@@ -94,6 +94,9 @@ impl From<&Record> for v1::RunRecord {
             worker: r.worker.clone(),
             images: r.images.clone().map(|m| m.into_iter().collect()).unwrap_or_default(),
             trace_id: r.trace_id.clone(),
+            simulated: r.simulated,
+            failure_category: r.failure_category.clone(),
+            trajectory: r.trajectory.clone(),
         }
     }
 }
@@ -155,6 +158,9 @@ impl TryFrom<v1::RunRecord> for Record {
         rec.worker = r.worker;
         rec.images = if r.images.is_empty() { None } else { Some(r.images.into_iter().collect()) };
         rec.trace_id = r.trace_id;
+        rec.simulated = r.simulated;
+        rec.failure_category = r.failure_category;
+        rec.trajectory = r.trajectory;
         Ok(rec)
     }
 }
@@ -176,6 +182,8 @@ pub fn assignment_to_wire(key: &AttemptKey, spec: &AttemptSpec) -> v1::Assignmen
         perturbation_profile_json: spec.perturbation_profile.as_ref().map(|p| p.to_string()),
         config_digest: spec.config_digest.clone(),
         traceparent: spec.traceparent.clone(),
+        temperature: spec.temperature,
+        prompt_version: spec.prompt_version.clone(),
     }
 }
 
@@ -214,6 +222,8 @@ pub fn assignment_from_wire(a: v1::Assignment) -> Result<(AttemptKey, AttemptSpe
         perturbation_profile,
         config_digest: a.config_digest,
         traceparent: a.traceparent,
+        temperature: a.temperature,
+        prompt_version: a.prompt_version,
     };
     Ok((key, spec))
 }
@@ -245,6 +255,14 @@ mod tests {
         let r = record();
         let back = Record::try_from(v1::RunRecord::from(&r)).expect("valid");
         assert_eq!(back, r);
+        // The fields added last survive the wire too.
+        let mut r = record();
+        r.simulated = Some(true);
+        r.failure_category = Some("wrong_answer".into());
+        r.trajectory = Some("trajectories/sw-1/0.0.json".into());
+        let w = v1::RunRecord::from(&r);
+        assert_eq!((w.simulated, w.failure_category.as_deref()), (Some(true), Some("wrong_answer")));
+        assert_eq!(Record::try_from(w).expect("valid"), r);
     }
 
     #[test]

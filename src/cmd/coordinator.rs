@@ -76,7 +76,35 @@ pub struct Args {
     #[arg(long, default_value_t = limits::WORKER_EXPIRY.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub worker_expiry_s: u64,
     #[command(flatten)]
+    pub llm: LlmBudgetArgs,
+    #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
+}
+
+/// The cluster's LLM budget, per model endpoint (docs/cli.md#llm-budget); shared by `coordinator` and `local`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LlmBudgetArgs {
+    /// At most N LLM calls in flight at once across all workers, per model endpoint; a 429 from the
+    /// endpoint lowers the shared limit, answers raise it back (AIMD).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub llm_concurrency: Option<u32>,
+    /// At most N LLM requests per minute across all workers, per model endpoint (spread evenly).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub llm_rpm: Option<u32>,
+    /// At most N LLM tokens per minute across all workers, per model endpoint (reserved per call from its
+    /// prompt and max_tokens, corrected by the usage the endpoint reports).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub llm_tpm: Option<u64>,
+}
+
+impl LlmBudgetArgs {
+    pub fn config(&self) -> skillshift_coordinator::llm_budget::BudgetConfig {
+        skillshift_coordinator::llm_budget::BudgetConfig {
+            concurrency: self.llm_concurrency,
+            rpm: self.llm_rpm,
+            tpm: self.llm_tpm,
+        }
+    }
 }
 
 fn positive(s: &str) -> Result<usize, String> {
@@ -109,6 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             worker_expiry: Duration::from_secs(args.worker_expiry_s),
             ..Limits::default()
         },
+        llm_budget: args.llm.config(),
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use skillshift_analysis::report::document;
+use skillshift_common::{Condition, Site};
 use skillshift_experiment::local::{self, LocalSettings};
 use skillshift_experiment::settings::{Skills, SweepSettings};
 
@@ -15,6 +16,9 @@ pub struct Args {
     /// Workers, each with its own browser and fixture sites.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
+    /// Attempts each worker runs at once, one browser each.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub slots: u32,
     /// skills, reference (needs OPENAI_API_KEY or OPENAI_BASE_URL) or cmd:<command line>.
     #[arg(long, default_value = "skills")]
     pub agent: String,
@@ -30,17 +34,39 @@ pub struct Args {
     pub max_steps: u32,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Comma-separated sites.
+    #[arg(long, value_delimiter = ',', default_value = "gitlab,magento,wordpress")]
+    pub sites: Vec<Site>,
+    /// Comma-separated conditions.
+    #[arg(long, value_delimiter = ',', default_value = "src,src-perc,src-exec,tgt,tgt-perc,tgt-exec")]
+    pub conditions: Vec<Condition>,
     /// JSON shaped like data/calibration_set.json: run only these families.
     #[arg(long)]
     pub families: Option<PathBuf>,
     /// Skill library; `none` for no skills. Default data/skills/example.json.
     #[arg(long)]
     pub skills: Option<String>,
+    /// A treatment, NAME[=SKILLS_FILE], repeatable: every unit runs under each (CONTROL alone has no library;
+    /// another NAME alone takes --skills). Default: one treatment, --skills.
+    #[arg(long, value_name = "NAME[=SKILLS_FILE]")]
+    pub treatment: Vec<String>,
+    /// Sampling temperature of an LLM agent (default 0).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Stop when the sweep's LLM cost reaches this many USD.
+    #[arg(long)]
+    pub cost_budget: Option<f64>,
+    /// Records of an earlier run under the same frozen contract: its treatments named by --treatment are not
+    /// run again, and its records join this run's (docs/cli.md#baseline-reuse).
+    #[arg(long, value_name = "FILE")]
+    pub reuse_baseline: Option<PathBuf>,
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
     /// Testing aid: workers run no browser, attempts take about MS ms with fake records.
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate: Option<u64>,
+    #[command(flatten)]
+    pub llm: super::coordinator::LlmBudgetArgs,
     #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
@@ -56,10 +82,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--agent reference needs OPENAI_API_KEY or OPENAI_BASE_URL");
     }
     let sweep = SweepSettings {
+        sites: args.sites.clone(),
+        conditions: args.conditions.clone(),
         families: args.families.clone(),
         skills: Skills::from_flag(args.skills.as_deref()),
+        treatments: args.treatment.clone(),
         agent: args.agent.clone(),
         model: args.model.clone(),
+        temperature: args.temperature,
+        cost_budget_usd: args.cost_budget,
+        reuse_baseline: args.reuse_baseline.clone(),
         count: args.count,
         max_steps: args.max_steps,
         seed: args.seed,
@@ -68,14 +100,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = LocalSettings {
         sweep,
         workers: args.workers,
+        slots: args.slots,
         out: args.out.clone(),
         simulate: args.simulate.map(Duration::from_millis),
+        llm_budget: args.llm.config(),
         telemetry,
     };
     let done = local::run(settings)?;
-    print!("{}", skillshift_analysis::report::text::render(&document(&done.report)));
-    for note in &done.report.notes {
-        eprintln!("skillshift: note: {note}");
+    let several = done.reports.len() > 1;
+    for t in &done.reports {
+        if several {
+            println!("treatment {}:", t.treatment);
+        }
+        print!("{}", skillshift_analysis::report::text::render(&document(&t.report)));
+        for note in &t.report.notes {
+            eprintln!("skillshift: note: {}: {note}", t.treatment);
+        }
+    }
+    if let [base, rest @ ..] = done.reports.as_slice() {
+        for cand in rest {
+            let r = done.records.display();
+            println!(
+                "compare with: skillshift compare --baseline {r} --candidate {r} --treatment-baseline {} \
+                 --treatment-candidate {}",
+                base.treatment, cand.treatment
+            );
+        }
     }
     if args.simulate.is_some() {
         eprintln!("note: --simulate ran no browser; these numbers are fake and measure nothing");
@@ -85,11 +135,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
              WordPress) and exercise the harness; they are not the benchmark's numbers and must not be reported as such"
         );
     }
+    let summaries: Vec<String> = done.reports.iter().map(|t| t.summary.display().to_string()).collect();
     eprintln!(
         "done in {:.1} s; records {}, summary {}",
         done.elapsed.as_secs_f64(),
         done.records.display(),
-        done.summary.display()
+        summaries.join(", ")
     );
     Ok(if done.completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

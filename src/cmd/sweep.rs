@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use skillshift_common::{Condition, Site};
 use skillshift_coordinator::status::SweepState;
 use skillshift_experiment::settings::{Skills, SweepSettings};
-use skillshift_experiment::{export, follow, progress, spec};
+use skillshift_experiment::{export, follow, progress, reuse, spec};
 
 use super::conn::Connection;
 
@@ -46,6 +46,10 @@ pub enum Command {
         id: String,
         #[arg(long, default_value = "per_task.jsonl")]
         out: PathBuf,
+        /// The earlier run `sweep start --reuse-baseline` named: its records of the treatments this sweep did
+        /// not run are appended, after the same contract check.
+        #[arg(long, value_name = "FILE")]
+        reuse_baseline: Option<PathBuf>,
     },
 }
 
@@ -60,12 +64,17 @@ pub struct StartArgs {
     /// JSON shaped like data/calibration_set.json: limits each listed site to its families.
     #[arg(long)]
     pub families: Option<PathBuf>,
-    /// Method label (default: the skill library's `method`, or CONTROL without skills).
-    #[arg(long)]
-    pub treatment: Option<String>,
+    /// A treatment, NAME[=SKILLS_FILE], repeatable: every unit runs under each, interleaved. CONTROL alone has no
+    /// library; another NAME alone takes --skills. Default: one treatment, --skills, named by its `method`.
+    #[arg(long, value_name = "NAME[=SKILLS_FILE]")]
+    pub treatment: Vec<String>,
     /// Skill library (docs/formats.md#skills); `none` for a treatment without skills. Default data/skills/example.json.
     #[arg(long)]
     pub skills: Option<String>,
+    /// Records of an earlier run (per_task.jsonl, contract.json beside it) under the same frozen contract: its
+    /// treatments named by --treatment are not run again (docs/cli.md#baseline-reuse).
+    #[arg(long, value_name = "FILE")]
+    pub reuse_baseline: Option<PathBuf>,
     #[arg(long, default_value = "skills")]
     pub agent: String,
     #[arg(long)]
@@ -102,7 +111,7 @@ impl StartArgs {
             sites: self.sites.clone(),
             conditions: self.conditions.clone(),
             families: self.families.clone(),
-            treatment: self.treatment.clone(),
+            treatments: self.treatment.clone(),
             skills: Skills::from_flag(self.skills.as_deref()),
             agent: self.agent.clone(),
             model: self.model.clone(),
@@ -116,6 +125,7 @@ impl StartArgs {
             cost_budget_usd: self.cost_budget,
             profile: self.profile.clone(),
             data: self.data.clone(),
+            reuse_baseline: self.reuse_baseline.clone(),
         }
     }
 }
@@ -135,8 +145,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rt.block_on(async move {
         match args.command {
             Command::Start(s) => {
-                let spec = spec::build(&s.settings())?;
+                let settings = s.settings();
+                spec::check_families_in_sites(&settings)?;
+                let planned = spec::build(&settings)?;
+                let spec = match &s.reuse_baseline {
+                    Some(path) => {
+                        let b = reuse::for_spec(path, &planned)?;
+                        eprintln!("{}", b.describe());
+                        b.remaining(&planned)?
+                    }
+                    None => planned,
+                };
                 let id = conn.client().await?.submit(&spec).await?;
+                if let Some(path) = &s.reuse_baseline {
+                    eprintln!(
+                        "export with: skillshift sweep export {id} --out FILE --reuse-baseline {}",
+                        path.display()
+                    );
+                }
                 super::print_line(&id)?;
             }
             Command::Status { id, json } => {
@@ -161,9 +187,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 super::print_line(&follow::one_line(&st))?;
             }
-            Command::Export { id, out } => {
+            Command::Export { id, out, reuse_baseline } => {
                 let mut client = conn.client().await?;
-                let n = export::export(&mut client, &id, &out).await?;
+                let mut n = export::export(&mut client, &id, &out).await?;
+                if let Some(path) = &reuse_baseline {
+                    let contract = export::read_contract(&out)?;
+                    let b = reuse::for_export(path, &contract)?;
+                    n += reuse::merge(&out, &b)?;
+                    eprintln!("{}", b.describe());
+                }
                 eprintln!("wrote {n} records to {} and {}", out.display(), export::contract_path(&out).display());
             }
         }

@@ -36,6 +36,10 @@ pub struct Args {
     /// Run no browser: each attempt takes about MS ms and yields a deterministic fake record.
     #[arg(long, value_name = "MS")]
     pub simulate: Option<u64>,
+    /// With --simulate: attempts of an LLM agent make their LLM calls for real, one per simulated step, to
+    /// OPENAI_BASE_URL through the cluster's LLM budget (a load test of the budget and the endpoint).
+    #[arg(long, requires = "simulate", env = "SKILLSHIFT_SIMULATE_LLM")]
+    pub simulate_llm: bool,
     /// This worker's name (default host:pid).
     #[arg(long)]
     pub name: Option<String>,
@@ -48,7 +52,8 @@ pub struct Args {
     /// On shutdown, seconds to let running attempts finish before cancelling them.
     #[arg(long, default_value_t = 60)]
     pub drain_timeout: u64,
-    /// Serve this worker's Prometheus metrics at http://ADDR/metrics.
+    /// Serve this worker's Prometheus metrics at http://ADDR/metrics, and its probes at /healthz (alive)
+    /// and /readyz (connected to the coordinator and taking work).
     #[arg(long, value_name = "ADDR")]
     pub metrics_addr: Option<std::net::SocketAddr>,
     #[command(flatten)]
@@ -64,6 +69,7 @@ fn default_name() -> String {
 impl Args {
     fn plan(&self, name: String) -> anyhow::Result<WorkerPlan> {
         let runs = match (&self.simulate, &self.sites, self.embedded_sites) {
+            (Some(ms), _, _) if self.simulate_llm => Runs::SimulatedLlm(Duration::from_millis(*ms)),
             (Some(ms), _, _) => Runs::Simulated(Duration::from_millis(*ms)),
             (None, Some(path), _) => Runs::Browser(SiteChoice::File(path.clone())),
             (None, None, true) => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
@@ -88,13 +94,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Logs to stderr; spans over OTLP only when an endpoint is configured.
         let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = skillshift_experiment::signals::cancel_on_signals();
-        let tasks = TaskCenter::with_token("worker", cancel.clone());
+        // Not cancelled by the signal: /healthz and /metrics keep answering while the worker drains.
+        let tasks = TaskCenter::new("worker/http");
         if let Some(addr) = args.metrics_addr {
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("--metrics-addr {addr}"))?;
             let exposition = skillshift_telemetry::metrics::WorkerMetrics::global_exposition();
             tasks.spawn("metrics", move |stop| {
-                skillshift_telemetry::metrics::serve(listener, exposition, stop.cancelled_owned())
+                skillshift_worker::health::serve(listener, exposition, stop.cancelled_owned())
             });
         }
         let worker = workers::build(&plan).await?;

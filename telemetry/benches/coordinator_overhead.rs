@@ -118,6 +118,8 @@ fn telemetry_calls_ns() -> f64 {
         perturbation_profile: None,
         config_digest: None,
         traceparent: None,
+        temperature: None,
+        prompt_version: None,
     };
     let sweep = skillshift_telemetry::spans::sweep("s", false);
     let n = 200_000u32;

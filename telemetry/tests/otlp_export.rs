@@ -31,6 +31,8 @@ fn spec() -> AttemptSpec {
         perturbation_profile: None,
         config_digest: None,
         traceparent: None,
+        temperature: None,
+        prompt_version: None,
     }
 }
 

@@ -13,6 +13,8 @@
 //! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
 //!   one, [`runloop`] behind a pool of browsers.
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
+//! * [`health`]: `/healthz` and `/readyz` beside `/metrics` for an orchestrator's probes.
+//! * [`llm_permit`]: the worker's side of the cluster's LLM budget, a permit per LLM call.
 //! * [`remote`]: the coordinator client loop, its wire edge, the outbox and the simulated executor.
 //!
 //! Every task this crate spawns belongs to a `skillshift_tasks::TaskCenter`.
@@ -24,6 +26,8 @@ pub mod agents;
 pub mod axtree;
 pub mod browser;
 pub mod executor;
+pub mod health;
+pub mod llm_permit;
 pub mod perturb;
 pub mod recorder;
 pub mod remote;

@@ -53,9 +53,13 @@ impl BrowserExecutor {
 /// The agent factory for a spec: `skills`, `reference` or `cmd:<command line>`.
 pub fn factory_for(spec: &AttemptSpec) -> AgentFactory {
     let agent = spec.agent.clone();
-    let model = spec.model.clone();
+    let choice = agents::LlmChoice {
+        model: spec.model.clone(),
+        temperature: spec.temperature,
+        prompt_version: spec.prompt_version.clone(),
+    };
     let library = spec.skills.clone();
-    Box::new(move |task| agents::build(&agent, model, task, library.as_ref()))
+    Box::new(move |task| agents::build(&agent, &choice, task, library.as_ref()))
 }
 
 impl Executor for BrowserExecutor {

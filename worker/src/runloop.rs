@@ -678,6 +678,8 @@ mod tests {
             perturbation_profile: None,
             config_digest: Some("sha256:cfg".into()),
             traceparent: None,
+            temperature: None,
+            prompt_version: None,
         }
     }
 

@@ -1,8 +1,9 @@
 //! Assignment: the scheduler ([`crate::scheduler`], a pure function) picks
 //! which worker runs which site-version of which sweep; this turns each pick
 //! into a new attempt of the next queued unit: its lease (granted, and written
-//! to the store with the wall-clock start), its span, and the `Assign`
-//! message that carries the attempt spec.
+//! to the store with the wall-clock start), its span, its cost reservation
+//! (a sweep with a cost budget), and the `Assign` message that carries the
+//! attempt spec.
 
 use std::time::Instant;
 
@@ -35,8 +36,17 @@ impl Engine {
             .filter_map(|id| self.workers.get(id))
             .map(|w| WorkerView { hosts: w.mask, credits: w.credits, affinity: w.affinity })
             .collect();
-        let active: Vec<usize> =
+        // A sweep whose budget cannot take one more attempt now is left out; once nothing of it runs, that
+        // is its stop.
+        let queued: Vec<usize> =
             (0..self.sweeps.len()).filter(|&i| self.sweeps[i].queued.iter().any(|q| *q > 0)).collect();
+        for &i in &queued {
+            self.check_budget(i);
+        }
+        let active: Vec<usize> = queued
+            .into_iter()
+            .filter(|&i| self.sweeps[i].queued.iter().any(|q| *q > 0) && self.sweeps[i].may_start_attempt())
+            .collect();
         if active.is_empty() {
             return;
         }
@@ -48,8 +58,13 @@ impl Engine {
             let worker = &ids[pick.worker];
             let holder = self.names.intern(worker);
             let s = &mut self.sweeps[active[pick.sweep]];
+            // The budget is checked again per pick: each one reserves its expected cost.
+            if !s.may_start_attempt() {
+                continue;
+            }
             let Some(unit) = s.pop(pick.sv) else { continue };
             let attempt = s.start_attempt(unit, holder);
+            s.reserve(unit, attempt);
             s.status[unit as usize] = UnitStatus::Running;
             s.running += 1;
             s.first_assign.get_or_insert(now);

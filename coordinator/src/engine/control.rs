@@ -2,7 +2,11 @@
 //! cost budget. A cancelled sweep holds its queued units and asks workers to
 //! stop its running attempts; resume queues them again. A sweep whose stored
 //! records cost at least its budget is stopped the same way, keeps the reason
-//! in its status, and is not resumed while the budget stays spent.
+//! in its status, and is not resumed while the budget stays spent. Before
+//! an attempt is assigned its expected cost is reserved (`units.rs`), and a
+//! sweep takes no attempt whose reservation would not fit: the attempts in
+//! flight never take the spend past the budget, unless one costs more than
+//! any attempt before it.
 
 use std::time::Instant;
 
@@ -20,10 +24,23 @@ pub(super) fn cost_of(rec: &Record) -> f64 {
     rec.cost_usd.filter(|c| c.is_finite() && *c > 0.0).unwrap_or(0.0)
 }
 
-/// Why a sweep may not go on: its stored records cost at least its budget.
+/// Why a sweep may not go on: its stored records cost at least its budget, or nothing of it runs and the
+/// next attempt's expected cost would take it past the budget.
 fn budget_exhausted(s: &SweepRun) -> Option<String> {
     let budget = s.meta.spec.cost_budget_usd?;
-    (s.spent >= budget).then(|| format!("cost budget of ${budget:.2} reached (${:.2} spent)", s.spent))
+    if s.spent >= budget {
+        return Some(format!("cost budget of ${budget:.2} reached (${:.2} spent)", s.spent));
+    }
+    let unfinished = s.resolved < s.units.len() as u64;
+    (unfinished && s.running == 0 && !s.may_start_attempt()).then(|| {
+        format!(
+            "cost budget of ${budget:.2} reached (${:.4} spent; an attempt is expected to cost ${:.4}, more than \
+             the ${:.4} left)",
+            s.spent,
+            s.expected_cost(budget),
+            budget - s.spent
+        )
+    })
 }
 
 impl Engine {

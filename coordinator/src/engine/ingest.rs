@@ -112,10 +112,10 @@ impl Engine {
             s.running = s.running.saturating_sub(1);
             self.leases.finish(&key);
         }
+        s.settle(key.unit, key.attempt, Some(super::control::cost_of(&rec)));
         s.resolve(key.unit);
         // Telemetry: the attempt's span ends with its record.
         self.spans.end_attempt(&key, rec.outcome().as_str(), rec.error.as_deref());
-        s.spent += super::control::cost_of(&rec);
         self.ops.push(StoreOp::Record(key.clone(), StoredRecord { synthetic: false, record: rec }));
         self.ack(worker, conn, key);
         self.check_budget(idx);
@@ -154,6 +154,8 @@ impl Engine {
         }
         *slot = Slot::Recorded { outcome: Outcome::Error, synthetic: true, retry_counted: true };
         s.running = s.running.saturating_sub(1);
+        // Nothing spent that the coordinator knows of; the reservation is free again.
+        s.settle(key.unit, key.attempt, None);
         self.leases.finish(key);
         let unit = &s.units[key.unit as usize];
         let spec = planner::attempt_spec(&s.meta.id, &s.meta.spec, &s.meta.config_digest, unit, key.attempt);

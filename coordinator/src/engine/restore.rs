@@ -25,9 +25,14 @@ impl Engine {
             let mut slots: Vec<Vec<Slot>> = vec![Vec::new(); r.units.len()];
             let mut holders: Vec<Vec<u32>> = vec![Vec::new(); r.units.len()];
             let mut records: HashMap<(u32, u32), StoredRecord> = HashMap::new();
-            let mut spent = 0.0;
+            let (mut spent, mut costed, mut dearest) = (0.0, 0u64, 0.0f64);
             for (k, rec) in r.records {
-                spent += cost_of(&rec.record);
+                if !rec.synthetic {
+                    let c = cost_of(&rec.record);
+                    spent += c;
+                    costed += 1;
+                    dearest = dearest.max(c);
+                }
                 records.insert((k.unit, k.attempt), rec);
             }
             let mut max_attempt: HashMap<u32, u32> = HashMap::new();
@@ -64,6 +69,17 @@ impl Engine {
             self.sweeps.push(SweepRun::new(r.meta, r.units, slots, holders));
             let s = &mut self.sweeps[idx];
             s.spent = spent;
+            s.costed = costed;
+            s.dearest = dearest;
+            // The attempts still running may yet spend: they hold their reservations again.
+            let running: Vec<(u32, u32)> = (0..s.slots.len())
+                .flat_map(|u| (0..s.slots[u].len()).map(move |a| (u, a)))
+                .filter(|&(u, a)| s.slots[u][a] == Slot::Running)
+                .map(|(u, a)| (u as u32, a as u32))
+                .collect();
+            for (u, a) in running {
+                s.reserve(u, a);
+            }
             s.running = s.slots.iter().flatten().filter(|x| **x == Slot::Running).count() as u32;
             s.resolve_all();
             s.resolved_at_first = s.resolved;

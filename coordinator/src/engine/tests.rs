@@ -424,6 +424,12 @@ fn cancel_holds_queued_units_and_resume_requeues_them() {
     assert!(again.iter().any(|x| x.unit == k.unit && x.attempt == 1) || h.status(&id).units.invalid == 0);
 }
 
+fn costly(h: &Harness, k: &AttemptKey, usd: f64) -> Record {
+    let mut r = h.make_record(k, Outcome::Failure, None);
+    r.cost_usd = Some(usd);
+    r
+}
+
 #[test]
 fn a_spent_cost_budget_stops_the_sweep_cancels_its_running_attempts_and_refuses_resume() {
     let mut h = Harness::new();
@@ -431,29 +437,26 @@ fn a_spent_cost_budget_stops_the_sweep_cancels_its_running_attempts_and_refuses_
     s.cost_budget_usd = Some(0.5);
     let id = h.submit(s);
     let (w, c) = h.worker(all_hosts(), 2);
+    // Before any record the expected cost is the whole budget: one attempt runs alone.
+    let first = h.assigned(&w);
+    assert_eq!(first.len(), 1);
+    let r = costly(&h, &first[0], 0.1);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(first[0].clone(), Box::new(r)) });
+    let st = h.status(&id);
+    assert_eq!(st.state, SweepState::Running, "0.10 of 0.50 spent: the sweep goes on");
+    assert!((st.cost_usd - 0.1).abs() < 1e-9);
+    assert_eq!(st.stopped, None);
+    // $0.10 an attempt is expected now: both slots fill.
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(1) });
     let keys = h.assigned(&w);
     assert_eq!(keys.len(), 2);
-    let costly = |h: &Harness, k: &AttemptKey, usd: f64| {
-        let mut r = h.make_record(k, Outcome::Failure, None);
-        r.cost_usd = Some(usd);
-        r
-    };
-    let r = costly(&h, &keys[0], 0.3);
+    // One costs far more than expected and crosses the budget: nothing more is assigned, the other is cancelled.
+    let r = costly(&h, &keys[0], 0.45);
     h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(keys[0].clone(), Box::new(r)) });
-    let st = h.status(&id);
-    assert_eq!(st.state, SweepState::Running, "0.30 of 0.50 spent: the sweep goes on");
-    assert!((st.cost_usd - 0.3).abs() < 1e-9);
-    assert_eq!(st.stopped, None);
-    // The second record crosses the budget: nothing more is assigned, the running attempt is cancelled.
-    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(1) });
-    let third = h.assigned(&w);
-    assert_eq!(third.len(), 1);
-    let r = costly(&h, &keys[1], 0.25);
-    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(keys[1].clone(), Box::new(r)) });
     let st = h.status(&id);
     assert_eq!(st.state, SweepState::Cancelled);
     assert_eq!(st.stopped.as_deref(), Some("cost budget of $0.50 reached ($0.55 spent)"));
-    assert!(h.sent.iter().any(|(to, m)| to == &w && matches!(m, Outbound::Cancel(k) if *k == third[0])));
+    assert!(h.sent.iter().any(|(to, m)| to == &w && matches!(m, Outbound::Cancel(k) if *k == keys[1])));
     assert!(
         h.ops.iter().any(|op| matches!(op, StoreOp::Sweep(m) if m.cancelled && m.stopped.is_some())),
         "the stop is stored, so it survives a restart"
@@ -468,6 +471,68 @@ fn a_spent_cost_budget_stops_the_sweep_cancels_its_running_attempts_and_refuses_
     assert!(st.stopped.is_some());
     h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(2) });
     assert!(h.assigned(&w).is_empty());
+}
+
+#[test]
+fn each_assignment_reserves_its_expected_cost_so_the_attempts_in_flight_fit_the_budget() {
+    let mut h = Harness::new();
+    let mut s = spec(2);
+    s.cost_budget_usd = Some(1.0);
+    s.families = BTreeMap::from([(Site::Gitlab, vec![0, 1, 2, 3])]);
+    let id = h.submit(s);
+    let (w, c) = h.worker(all_hosts(), 4);
+    let first = h.assigned(&w);
+    assert_eq!(first.len(), 1, "no cost known yet: the prior is the whole budget");
+    assert!((h.e.sweeps[0].reserved_usd() - 1.0).abs() < 1e-9);
+    let r = costly(&h, &first[0], 0.3);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(first[0].clone(), Box::new(r)) });
+    // $0.30 spent, the dearest attempt cost $0.30: two more fit ($0.90), a third would not.
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(1) });
+    let keys = h.assigned(&w);
+    assert_eq!(keys.len(), 2, "4 free slots, but the budget holds 2 attempts in flight");
+    assert!((h.e.sweeps[0].reserved_usd() - 0.6).abs() < 1e-9);
+    let mut spent = 0.3;
+    for (k, usd) in keys.iter().zip([0.3, 0.35]) {
+        let r = costly(&h, k, usd);
+        h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(k.clone(), Box::new(r)) });
+        spent += usd;
+    }
+    // $0.95 spent, nothing running, the dearest attempt cost $0.35: another would pass the budget, so the sweep stops.
+    let st = h.status(&id);
+    assert!((st.cost_usd - spent).abs() < 1e-9);
+    assert!(st.cost_usd <= 1.0, "never past the budget: {}", st.cost_usd);
+    assert_eq!(st.state, SweepState::Cancelled);
+    assert_eq!(
+        st.stopped.as_deref(),
+        Some(
+            "cost budget of $1.00 reached ($0.9500 spent; an attempt is expected to cost $0.3500, more than the \
+             $0.0500 left)"
+        )
+    );
+    assert_eq!(h.e.sweeps[0].reserved_usd(), 0.0, "every reservation was released");
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(4) });
+    assert!(h.assigned(&w).is_empty());
+    let (tx, mut rx) = oneshot::channel();
+    h.step(Input::Control(ControlCmd::Resume(id.clone(), tx)));
+    assert_eq!(rx.try_recv().expect("reply").expect("known sweep").state, SweepState::Cancelled);
+}
+
+#[test]
+fn a_lost_attempt_gives_back_its_reservation() {
+    let mut h = Harness::new();
+    let mut s = spec(2);
+    s.cost_budget_usd = Some(1.0);
+    h.submit(s);
+    let (w, c) = h.worker(all_hosts(), 2);
+    let first = h.assigned(&w);
+    let r = costly(&h, &first[0], 0.2);
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Record(first[0].clone(), Box::new(r)) });
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Ready(1) });
+    assert_eq!(h.assigned(&w).len(), 2);
+    assert!((h.e.sweeps[0].reserved_usd() - 0.4).abs() < 1e-9);
+    // The worker goes silent: its attempts end without records and their reservations are free again.
+    h.advance(TTL * 4);
+    assert_eq!(h.e.sweeps[0].reserved_usd(), 0.0);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! again otherwise. [`SweepRun::resolve`] applies the rule and keeps the
 //! per-site-version queues and counts in step with it.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use skillshift_common::{Outcome, Record};
@@ -75,6 +75,12 @@ pub(super) struct SweepRun {
     pub(super) resolved_at_first: u64,
     /// LLM cost of the stored records, in USD.
     pub(super) spent: f64,
+    /// Stored records from workers, and the largest cost of any of them (USD).
+    pub(super) costed: u64,
+    pub(super) dearest: f64,
+    /// The expected cost reserved for each running attempt (unit, attempt) of a sweep with a cost budget.
+    reservations: HashMap<(u32, u32), f64>,
+    reserved: f64,
 }
 
 impl SweepRun {
@@ -95,7 +101,58 @@ impl SweepRun {
             first_assign: None,
             resolved_at_first: 0,
             spent: 0.0,
+            costed: 0,
+            dearest: 0.0,
+            reservations: HashMap::new(),
+            reserved: 0.0,
         }
+    }
+
+    /// The cost reserved for the next attempt (docs/cli.md#cost-budget): the largest cost of any stored
+    /// record, or, before any, the whole remaining budget, so the first attempt runs alone until it shows
+    /// what an attempt costs. Not the mean: attempts in flight that cost more than the mean would pass the
+    /// budget together; only one dearer than every attempt before it can.
+    pub(super) fn expected_cost(&self, budget: f64) -> f64 {
+        if self.costed == 0 {
+            (budget - self.spent).max(0.0)
+        } else {
+            self.dearest
+        }
+    }
+
+    /// Whether one more attempt fits the cost budget: what is spent, what running attempts have reserved
+    /// and what the next is expected to cost stay within it. Always, without a budget.
+    pub(super) fn may_start_attempt(&self) -> bool {
+        let Some(budget) = self.meta.spec.cost_budget_usd else { return true };
+        // The first attempt reserves exactly what is left, so equality must pass despite rounding.
+        self.spent + self.reserved + self.expected_cost(budget) <= budget * (1.0 + 1e-9)
+    }
+
+    /// Reserves the expected cost of a new attempt, when the sweep has a budget.
+    pub(super) fn reserve(&mut self, unit: u32, attempt: u32) {
+        let Some(budget) = self.meta.spec.cost_budget_usd else { return };
+        let amount = self.expected_cost(budget);
+        self.reserved += amount;
+        self.reservations.insert((unit, attempt), amount);
+    }
+
+    /// An attempt stopped running: its reservation is released, and `cost` (its record's, `None` when it
+    /// has none) joins what was spent.
+    pub(super) fn settle(&mut self, unit: u32, attempt: u32, cost: Option<f64>) {
+        if let Some(amount) = self.reservations.remove(&(unit, attempt)) {
+            self.reserved = (self.reserved - amount).max(0.0);
+        }
+        if let Some(c) = cost {
+            self.spent += c;
+            self.costed += 1;
+            self.dearest = self.dearest.max(c);
+        }
+    }
+
+    /// What the running attempts have reserved, in USD.
+    #[cfg(test)]
+    pub(super) fn reserved_usd(&self) -> f64 {
+        self.reserved
     }
 
     fn sv(&self, unit: u32) -> usize {

@@ -24,6 +24,8 @@ pub fn spec(uid: Uid, condition: Condition, seed: u64, timeout_ms: u64, skills: 
         perturbation_profile: None,
         config_digest: None,
         traceparent: None,
+        temperature: None,
+        prompt_version: None,
     }
 }
 

@@ -430,7 +430,13 @@ impl OpenAiClient {
         let mut attempts = 0u32;
         let resp = loop {
             attempts += 1;
-            let (reason, status, retry_after) = match self.try_once(&body).await {
+            // The cluster's LLM budget: a permit per HTTP call (crate::llm_permit).
+            let tokens = crate::llm_permit::estimate_tokens(messages, cfg.max_tokens);
+            let permit = crate::llm_permit::acquire(&cfg.base_url, &cfg.model, tokens).await;
+            let tried = self.try_once(&body).await;
+            let (result, used) = permit_result(&tried);
+            permit.release(result, used);
+            let (reason, status, retry_after) = match tried {
                 Try::Done(r) => break r,
                 Try::Fail(LlmError::Status { url, status, body, .. }) => {
                     return Err(LlmError::Status { url, status, attempts, body })
@@ -529,6 +535,17 @@ impl ChatModel for OpenAiClient {
 
     fn model(&self) -> &str {
         &self.config.model
+    }
+}
+
+/// How a try ended, for the LLM budget: a 429, another answer (with the tokens it reported), or none.
+fn permit_result(t: &Try) -> (crate::llm_permit::CallResult, u64) {
+    use crate::llm_permit::CallResult;
+    match t {
+        Try::Done(r) => (CallResult::Answered, r.usage.as_ref().map_or(0, |u| u.prompt_tokens + u.completion_tokens)),
+        Try::Retry { status: Some(429), .. } => (CallResult::RateLimited, 0),
+        Try::Retry { status: Some(_), .. } | Try::Fail(_) => (CallResult::Answered, 0),
+        Try::Retry { status: None, .. } => (CallResult::NoAnswer, 0),
     }
 }
 

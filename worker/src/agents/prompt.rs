@@ -17,7 +17,7 @@ use crate::agent::{Move, Observation, SkillSummary, TaskBrief};
 
 use super::llm::ChatMessage;
 
-/// Names the prompt text below; recorded with runs so results can be tied to the exact prompt.
+/// Names the prompt text below for people; the contract records [`template_digest`], which cannot drift.
 pub const PROMPT_VERSION: &str = "webarena-cot-actree-2s+skills/1";
 
 /// WebArena's phrase that introduces the action.
@@ -74,6 +74,42 @@ const EXAMPLES: [(&str, &str); 2] = [
         "Let's think step-by-step. This page has a search box whose ID is [164]. According to the nominatim rule of openstreetmap, I can search for the restaurants near a location by \"restaurants near\". I can submit my typing by pressing the Enter afterwards. In summary, the next action I will perform is ```type [164] [restaurants near CMU] [1]```",
     ),
 ];
+
+/// The prompt version a contract records: `sha256:` over the prompt template as the agent builds it, i.e.
+/// the messages of one step (with and without a skill, and with a previous error) and the correction, each
+/// rendered from fixed placeholders. Any change to the text or to how it is put together changes it.
+pub fn template_digest() -> String {
+    use sha2::{Digest, Sha256};
+    let skill =
+        SkillSummary { name: "{name}".into(), params: vec!["{param}".into()], description: "{description}".into() };
+    let brief = |skills: Vec<SkillSummary>| TaskBrief {
+        uid: "{uid}".into(),
+        intent: "{objective}".into(),
+        start_url: "{start_url}".into(),
+        max_steps: 1,
+        skills,
+    };
+    let obs = Observation {
+        step: 0,
+        url: "{url}".into(),
+        title: "{title}".into(),
+        axtree: "{observation}".into(),
+        last_action_error: None,
+    };
+    let mut h = Sha256::new();
+    let renders = [
+        messages(&brief(Vec::new()), &obs, None, None, DEFAULT_MAX_OBS_CHARS),
+        messages(&brief(vec![skill]), &obs, Some("{previous_action}"), Some("{error}"), DEFAULT_MAX_OBS_CHARS),
+        correction("{reply}", &ReplyError::NoAction).to_vec(),
+    ];
+    for m in renders.iter().flatten() {
+        h.update(m.role.as_bytes());
+        h.update([0]);
+        h.update(m.content.as_bytes());
+        h.update([0]);
+    }
+    format!("sha256:{}", hex::encode(h.finalize()))
+}
 
 /// The system message: WebArena's instructions, the skills when there are any, the rules.
 pub fn system_prompt(skills: &[SkillSummary]) -> String {

@@ -8,6 +8,10 @@
 //! HTTP error status (429, 500, ...) or stall, to exercise retries and timeouts. Every request body is
 //! recorded for assertions. Once the script is spent the server answers 400, which the client does not retry.
 //!
+//! For load tests of the LLM budget, [`ScriptedLlm::start_endless`] answers every request after the script
+//! with one fixed entry, each after a fixed delay, and the server records how many requests it held at once
+//! ([`ScriptedLlm::max_in_flight`]) and when each arrived ([`ScriptedLlm::arrivals`]).
+//!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use skillshift_worker::agents::scripted_llm::{ScriptedLlm, Scripted};
@@ -123,6 +127,32 @@ struct Shared {
     served: AtomicU64,
     prompt_tokens: u64,
     completion_tokens: u64,
+    /// Served once the script is spent, after `delay`; `None` answers 400.
+    fallback: Option<Scripted>,
+    delay: Duration,
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
+    arrivals: Mutex<Vec<std::time::Instant>>,
+}
+
+/// Counts a request in flight for as long as it lives.
+struct InFlight<'a>(&'a Shared);
+
+impl<'a> InFlight<'a> {
+    fn enter(shared: &'a Shared) -> InFlight<'a> {
+        let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        if let Ok(mut a) = shared.arrivals.lock() {
+            a.push(std::time::Instant::now());
+        }
+        InFlight(shared)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A running scripted server; it stops when dropped.
@@ -149,12 +179,36 @@ impl ScriptedLlm {
         prompt_tokens: u64,
         completion_tokens: u64,
     ) -> std::io::Result<ScriptedLlm> {
+        ScriptedLlm::serve(script, prompt_tokens, completion_tokens, None, Duration::ZERO).await
+    }
+
+    /// Serves `script`, then `fallback` for every later request; every answer comes after `delay`.
+    pub async fn start_endless(
+        script: Vec<Scripted>,
+        fallback: Scripted,
+        delay: Duration,
+    ) -> std::io::Result<ScriptedLlm> {
+        ScriptedLlm::serve(script, PROMPT_TOKENS, COMPLETION_TOKENS, Some(fallback), delay).await
+    }
+
+    async fn serve(
+        script: Vec<Scripted>,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        fallback: Option<Scripted>,
+        delay: Duration,
+    ) -> std::io::Result<ScriptedLlm> {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
             served: AtomicU64::new(0),
             prompt_tokens,
             completion_tokens,
+            fallback,
+            delay,
+            in_flight: AtomicU64::new(0),
+            max_in_flight: AtomicU64::new(0),
+            arrivals: Mutex::new(Vec::new()),
         });
         let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -183,6 +237,16 @@ impl ScriptedLlm {
         self.shared.requests.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
+    /// The most requests the server held at once.
+    pub fn max_in_flight(&self) -> u64 {
+        self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// When each request arrived, oldest first.
+    pub fn arrivals(&self) -> Vec<std::time::Instant> {
+        self.shared.arrivals.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+
     /// Script entries not yet served.
     pub fn remaining(&self) -> usize {
         self.shared.script.lock().map(|s| s.len()).unwrap_or(0)
@@ -200,13 +264,17 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: a
         Ok(v) => v,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body is not JSON: {e}")),
     };
+    let _in_flight = InFlight::enter(&shared);
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
     let request = RecordedRequest { authorization, body };
     if let Ok(mut r) = shared.requests.lock() {
         r.push(request.clone());
     }
-    let next = shared.script.lock().ok().and_then(|mut s| s.pop_front());
+    let next = shared.script.lock().ok().and_then(|mut s| s.pop_front()).or_else(|| shared.fallback.clone());
     let n = shared.served.fetch_add(1, Ordering::Relaxed);
+    if !shared.delay.is_zero() {
+        tokio::time::sleep(shared.delay).await;
+    }
     match next {
         None => error(StatusCode::BAD_REQUEST, &format!("script exhausted after {n} replies")),
         Some(Scripted::Status(code)) => {

@@ -91,5 +91,12 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<Summary, RemoteError> {
     wire::check(&cfg)?;
+    // LLM calls made by this process's attempts ask this coordinator for permits.
+    crate::llm_permit::install(crate::llm_permit::PermitGate::connect(
+        &cfg.url,
+        &cfg.tls,
+        cfg.token.as_deref(),
+        &cfg.name,
+    )?);
     session::Session::new(cfg, executor)?.run(cancel).await
 }

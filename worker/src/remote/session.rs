@@ -101,7 +101,10 @@ impl Session {
 
     /// Runs until `cancel` fires and the drain is over.
     pub(super) async fn run(mut self, cancel: CancellationToken) -> Result<Summary, RemoteError> {
+        let health = crate::health::Health::global();
         loop {
+            health.turned();
+            health.set_connected(self.link.is_some());
             if self.drained() {
                 break;
             }
@@ -148,6 +151,7 @@ impl Session {
     }
 
     fn begin_drain(&mut self) {
+        crate::health::Health::global().set_draining();
         tracing::info!(running = self.running.len(), "draining: finishing running attempts");
         self.drain = Some(Drain { cancel_at: Instant::now() + self.cfg.drain_timeout, deliver_by: None });
     }

@@ -4,24 +4,54 @@
 //! seed, treatment, uid, condition, rep), so the distributed machinery can be
 //! tested and benchmarked at full scale. It hosts every site and version.
 //! Its numbers mean nothing about any agent.
+//!
+//! With [`SimulatedExecutor::with_llm`] (`worker --simulate MS --simulate-llm`)
+//! an attempt of an LLM agent also makes its `llm_calls` real calls to the
+//! configured chat endpoint, one per simulated step, through the cluster's LLM
+//! budget, and records the tokens the endpoint reported: a load test of the
+//! budget and of an endpoint's limits, still without a browser.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use tokio_util::sync::CancellationToken;
 
+use crate::agents::llm::{ChatMessage, ChatModel};
 use crate::executor::Executor;
 
 pub struct SimulatedExecutor {
     duration: Duration,
     slots: usize,
+    llm: Option<Arc<dyn ChatModel>>,
 }
 
 impl SimulatedExecutor {
     pub fn new(duration: Duration, slots: usize) -> SimulatedExecutor {
-        SimulatedExecutor { duration, slots: slots.max(1) }
+        SimulatedExecutor { duration, slots: slots.max(1), llm: None }
     }
+
+    /// Attempts of an LLM agent make their calls to `llm` for real.
+    pub fn with_llm(mut self, llm: Arc<dyn ChatModel>) -> SimulatedExecutor {
+        self.llm = Some(llm);
+        self
+    }
+}
+
+/// Makes `calls` real calls for a simulated attempt; returns (tokens in, tokens out) or the first failure.
+async fn real_calls(llm: &dyn ChatModel, spec: &AttemptSpec, calls: u32) -> Result<(u64, u64), String> {
+    let (mut tin, mut tout) = (0, 0);
+    for step in 0..calls {
+        let messages = [
+            ChatMessage::system("skillshift --simulate-llm: a load test, not a task; answer with one word."),
+            ChatMessage::user(format!("simulated step {step} of {} ({})", spec.uid, spec.condition.as_str())),
+        ];
+        let c = llm.complete(&messages).await.map_err(|e| e.to_string())?;
+        tin += c.info.tokens_in;
+        tout += c.info.tokens_out;
+    }
+    Ok((tin, tout))
 }
 
 /// splitmix64: a small, well-mixed deterministic generator.
@@ -65,6 +95,8 @@ pub fn simulated_record(spec: &AttemptSpec) -> Record {
     let attempt = spec.attempt.to_string();
     let mut this_attempt = Mix(seed_of(&[&spec.treatment, &uid, spec.condition.as_str(), &rep, &attempt], spec.seed));
     let mut r = Record::for_attempt(spec);
+    // Made up, and says so: a summary built from it is refused by `leaderboard validate`.
+    r.simulated = Some(true);
     // A few attempts hit an infrastructure fault, drawn per attempt so a retry can succeed.
     if this_attempt.chance(30) {
         r.outcome = Some(Outcome::Error);
@@ -117,10 +149,31 @@ impl Executor for SimulatedExecutor {
 
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {
         let base = self.duration;
+        let llm = self.llm.clone().filter(|_| spec.agent != "skills");
         Box::pin(async move {
             let started = Instant::now();
             let started_at = chrono::Utc::now();
             let mut rec = simulated_record(&spec);
+            if let (Some(llm), Some(calls)) = (llm, rec.llm_calls) {
+                let made = tokio::select! {
+                    r = real_calls(llm.as_ref(), &spec, calls) => Some(r),
+                    _ = cancel.cancelled() => None,
+                };
+                match made {
+                    Some(Ok((tin, tout))) => {
+                        rec.tokens_in = Some(tin);
+                        rec.tokens_out = Some(tout);
+                        rec.cost_usd = None;
+                    }
+                    Some(Err(e)) => {
+                        rec = Record { success: None, steps: None, skill_calls: None, skill_failures: None, ..rec };
+                        rec.outcome = Some(Outcome::Error);
+                        tracing::warn!(uid = %spec.uid, error = %e, "simulated attempt's llm call failed");
+                        rec.error = Some(ErrorReason::Agent.as_str().into());
+                    }
+                    None => {}
+                }
+            }
             // About MS: +/-10 %, drawn per attempt.
             let jitter = (seed_of(&[&spec.uid.to_string()], spec.seed ^ spec.attempt as u64) % 21) as i64 - 10;
             let wait = base.mul_f64(1.0 + jitter as f64 / 100.0);
@@ -162,6 +215,8 @@ mod tests {
             perturbation_profile: None,
             config_digest: None,
             traceparent: None,
+            temperature: None,
+            prompt_version: None,
         }
     }
 
@@ -171,6 +226,7 @@ mod tests {
         for task in 0..200 {
             let a = simulated_record(&spec(task, 0));
             assert_eq!(a, simulated_record(&spec(task, 0)));
+            assert_eq!(a.simulated, Some(true), "every made-up record says so");
             if a.outcome != Some(Outcome::Error) {
                 assert!(a.steps.is_some_and(|s| (1..=10).contains(&s)));
                 successes += a.success.unwrap_or(false) as u32;

@@ -254,6 +254,8 @@ mod tests {
             perturbation_profile: None,
             config_digest: Some("sha256:x".into()),
             traceparent: None,
+            temperature: None,
+            prompt_version: None,
         };
         let assign = coordinator(Body::Assign(convert::assignment_to_wire(&key(2), &spec)));
         assert_eq!(Incoming::try_from(assign), Ok(Incoming::Assign(key(2), Box::new(spec))));

@@ -1,0 +1,51 @@
+//! A worker's probes (`/healthz`, `/readyz` on `--metrics-addr`) as an
+//! orchestrator sees them: ready once connected, not ready but alive while it
+//! drains after SIGTERM, until it exits 0 with its record delivered.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use support::Sandbox;
+
+/// (status, body) of `GET path`, or `None` when nothing answers.
+fn get(addr: &str, path: &str) -> Option<(u16, String)> {
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, text.split("\r\n\r\n").nth(1).unwrap_or_default().to_string()))
+}
+
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").to_string()
+}
+
+#[test]
+fn ready_when_connected_alive_but_not_ready_while_draining() {
+    let mut sb = Sandbox::start(0, 0);
+    let addr = free_addr();
+    let w = sb.add_worker(3_000, &["--metrics-addr", &addr, "--slots", "1"]);
+    let t0 = Instant::now();
+    while get(&addr, "/readyz").map(|r| r.0) != Some(200) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "never ready: {:?}\n{}", get(&addr, "/readyz"), sb.logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(get(&addr, "/healthz"), Some((200, "ok\n".into())));
+    let id = sb.submit(1, &[]);
+    sb.wait_until(&id, Duration::from_secs(30), |st| st["units"]["running"] == 1);
+    sb.signal_worker(w, "TERM");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(get(&addr, "/readyz"), Some((503, "draining\n".into())), "a draining worker takes no work");
+    assert_eq!(get(&addr, "/healthz"), Some((200, "ok\n".into())), "and is alive, so it is not killed mid-drain");
+    let status = sb.workers[w].wait().expect("worker exits");
+    assert!(status.success(), "{status:?}\n{}", sb.logs());
+    let log = sb.read_log("worker-0.log");
+    assert!(log.contains("1 attempts run, 0 records still in the outbox"), "{log}");
+    let st = sb.wait_until(&id, Duration::from_secs(10), |st| st["units"]["done"].as_u64() >= Some(1));
+    assert_eq!(st["units"]["running"], 0, "{st}");
+}

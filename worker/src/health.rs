@@ -1,0 +1,162 @@
+//! The worker's health for an orchestrator, served beside `/metrics` on
+//! `--metrics-addr`:
+//!
+//! * `GET /healthz` (liveness): 200 `ok` while the session loop is turning
+//!   (it notes the time on every turn, at least once per heartbeat or
+//!   reconnection backoff), draining included, so a pod that drains after
+//!   SIGTERM is not killed for it; 503 when the loop has not turned for
+//!   [`STALE`] (a hung process, worth a restart).
+//! * `GET /readyz` (readiness): 200 `ready` while a session with the
+//!   coordinator is open and the worker takes work; 503 `not connected` or
+//!   `draining` otherwise.
+//!
+//! [`Health::global`] is the process's; the session loop
+//! (`remote::session`) updates it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use skillshift_telemetry::metrics::Exposition;
+
+/// Liveness fails when the session loop has not turned for this long.
+pub const STALE: Duration = Duration::from_secs(120);
+
+/// What the probes read.
+#[derive(Debug)]
+pub struct Health {
+    epoch: Instant,
+    /// Milliseconds since `epoch` of the loop's last turn (0: not started yet).
+    last_turn_ms: AtomicU64,
+    connected: AtomicBool,
+    draining: AtomicBool,
+}
+
+impl Health {
+    pub fn new() -> Health {
+        Health {
+            epoch: Instant::now(),
+            last_turn_ms: AtomicU64::new(0),
+            connected: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
+        }
+    }
+
+    /// This process's.
+    pub fn global() -> &'static Health {
+        static HEALTH: OnceLock<Health> = OnceLock::new();
+        HEALTH.get_or_init(Health::new)
+    }
+
+    pub fn turned(&self) {
+        self.last_turn_ms.store(self.epoch.elapsed().as_millis().max(1) as u64, Ordering::Relaxed);
+    }
+
+    pub fn set_connected(&self, connected: bool) {
+        self.connected.store(connected, Ordering::Relaxed);
+    }
+
+    pub fn set_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// Liveness at `now`: `Err` says why not.
+    pub fn live_at(&self, now: Instant) -> Result<(), String> {
+        let last = self.last_turn_ms.load(Ordering::Relaxed);
+        if last == 0 {
+            // Starting: building the executor (browsers, sites) comes before the first turn.
+            return Ok(());
+        }
+        let idle = now.duration_since(self.epoch).saturating_sub(Duration::from_millis(last));
+        if idle > STALE {
+            return Err(format!("the session loop has not turned for {} s", idle.as_secs()));
+        }
+        Ok(())
+    }
+
+    /// Readiness: `Err` says why not.
+    pub fn ready(&self) -> Result<(), &'static str> {
+        if self.draining.load(Ordering::Relaxed) {
+            Err("draining")
+        } else if !self.connected.load(Ordering::Relaxed) {
+            Err("not connected to the coordinator")
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health::new()
+    }
+}
+
+fn answer(r: Result<(), String>, ok: &'static str) -> axum::response::Response {
+    match r {
+        Ok(()) => (StatusCode::OK, format!("{ok}\n")).into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
+    }
+}
+
+/// `/metrics`, `/healthz` and `/readyz` of `health`.
+pub fn router(exposition: Exposition, health: &'static Health) -> Router {
+    skillshift_telemetry::metrics::router(exposition)
+        .route("/healthz", get(move || async move { answer(health.live_at(Instant::now()), "ok") }))
+        .route("/readyz", get(move || async move { answer(health.ready().map_err(String::from), "ready") }))
+}
+
+/// Serves [`router`] for the process's health on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    exposition: Exposition,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(exposition, Health::global())).with_graceful_shutdown(shutdown).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_while_the_loop_turns_ready_while_connected_and_not_draining() {
+        let h = Health::new();
+        assert!(h.live_at(Instant::now()).is_ok(), "starting counts as alive");
+        assert_eq!(h.ready(), Err("not connected to the coordinator"));
+        h.turned();
+        h.set_connected(true);
+        assert_eq!(h.ready(), Ok(()));
+        assert!(h.live_at(Instant::now() + Duration::from_secs(60)).is_ok());
+        let stale = h.live_at(Instant::now() + STALE + Duration::from_secs(5)).unwrap_err();
+        assert!(stale.contains("has not turned for 12"), "{stale}");
+        h.set_draining();
+        assert_eq!(h.ready(), Err("draining"));
+        assert!(h.live_at(Instant::now()).is_ok(), "a draining worker is alive");
+    }
+
+    #[tokio::test]
+    async fn the_endpoints_answer_over_http() {
+        let (_, exposition) = skillshift_telemetry::metrics::WorkerMetrics::new();
+        let health: &'static Health = Box::leak(Box::new(Health::new()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = router(exposition, health);
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let get = |path: &'static str| async move {
+            let resp = reqwest::get(format!("http://{addr}{path}")).await.unwrap();
+            (resp.status().as_u16(), resp.text().await.unwrap())
+        };
+        assert_eq!(get("/readyz").await, (503, "not connected to the coordinator\n".to_string()));
+        health.turned();
+        health.set_connected(true);
+        assert_eq!(get("/readyz").await, (200, "ready\n".to_string()));
+        assert_eq!(get("/healthz").await, (200, "ok\n".to_string()));
+        assert_eq!(get("/metrics").await.0, 200);
+        server.abort();
+    }
+}
