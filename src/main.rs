@@ -46,6 +46,10 @@ enum Command {
     Tasks(cmd::tasks::Args),
     /// Serve the fixture sites.
     Sites(cmd::sites::Args),
+    /// Measure the harness's own cost per step on a page.
+    Bench(cmd::bench::Args),
+    /// Score one task's evaluators against a final state given by hand, with no agent.
+    Score(cmd::score::Args),
     /// Serve the trajectory viewer over an export directory.
     View(cmd::view::Args),
 }
@@ -72,6 +76,8 @@ fn main() -> ExitCode {
         Command::Leaderboard(a) => cmd::leaderboard::run(a),
         Command::Tasks(a) => cmd::tasks::run(a),
         Command::Sites(a) => cmd::sites::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
+        Command::Score(a) => cmd::score::run(a),
         Command::View(a) => cmd::view::run(a),
     };
     match result {

@@ -447,3 +447,40 @@ fn compare_pairs_two_treatments_of_one_file_and_applies_gates_to_both_sides() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn a_macro_delta_interval_stays_inside_plus_minus_100_points() {
+    // One cell, a few units: every baseline attempt fails and every candidate attempt succeeds,
+    // so the delta is +100 and the normal approximation of the macro mean would reach past it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut lines = String::new();
+    for (t, ok) in [("CONTROL", false), ("ASI", true)] {
+        for id in 0..3 {
+            lines.push_str(&format!(
+                "{{\"uid\":\"skillshift.gitlab.v1.{id}\",\"site\":\"gitlab\",\"condition\":\"src\",\"success\":{ok},\
+                 \"steps\":3,\"skill_calls\":1,\"skill_failures\":0,\"treatment\":\"{t}\"}}\n"
+            ));
+        }
+    }
+    let f = dir.path().join("one_cell.jsonl");
+    std::fs::write(&f, lines).expect("write");
+    let o = skillshift(&[
+        "compare",
+        "--baseline",
+        s(&f),
+        "--candidate",
+        s(&f),
+        "--treatment-baseline",
+        "CONTROL",
+        "--treatment-candidate",
+        "ASI",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&out(&o)).unwrap_or_else(|e| panic!("json: {e}: {}{}", out(&o), err(&o)));
+    let overall = &v["overall"];
+    assert_eq!(overall["delta"].as_f64(), Some(100.0), "{overall}");
+    let iv = overall["interval"].as_array().expect("an interval");
+    let (lo, hi) = (iv[0].as_f64().expect("lo"), iv[1].as_f64().expect("hi"));
+    assert!(lo > 0.0 && lo < 100.0 && hi <= 100.0, "{lo} {hi}");
+}

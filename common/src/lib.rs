@@ -14,6 +14,8 @@
 //! * [`text`]: input echoed in error messages, clipped to one short line.
 //! * [`bounded`]: reading whole files and lines with a stated bound on their size.
 //! * [`trajectory`]: an attempt's steps and the scorer's evidence (docs/formats.md#trajectories).
+//! * [`failure`]: a non-success attempt's failure category, from its outcome and trajectory.
+//! * [`blob`]: a trajectory with its screenshots, compressed, as the outbox, the wire and exports carry it.
 //!
 //! Reading whole record files and turning them into numbers is the `skillshift-analysis` crate.
 
@@ -33,3 +35,6 @@ pub use attempt::AttemptSpec;
 pub use error_reason::ErrorReason;
 pub use ids::{Condition, Site, Uid, Version};
 pub use record::{Outcome, Record};
+
+pub mod blob;
+pub mod failure;

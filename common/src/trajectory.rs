@@ -286,6 +286,9 @@ impl Trajectory {
                     if let Some(e) = sub.error.as_mut() {
                         r(e);
                     }
+                    if let Some(target) = sub.target.as_mut() {
+                        redact_strings(target, secrets);
+                    }
                 }
             }
         }
@@ -295,6 +298,16 @@ impl Trajectory {
                 r(&mut ev.got);
             }
         }
+    }
+}
+
+/// Redacts every string inside a JSON value.
+fn redact_strings(v: &mut serde_json::Value, secrets: &[String]) {
+    match v {
+        serde_json::Value::String(s) => *s = redact(s, secrets),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| redact_strings(x, secrets)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| redact_strings(x, secrets)),
+        _ => {}
     }
 }
 

@@ -31,11 +31,25 @@ fn status_line(s: &tonic::Status) -> String {
     }
 }
 
-/// One item of an export: the contract first, then records.
+/// One item of an export: the contract first, then records, each followed by
+/// its trajectory's chunks and the chunks of screenshots not sent before.
 #[derive(Debug, Clone)]
 pub enum ExportItem {
     Contract(serde_json::Value),
     Record(Box<Record>),
+    /// A piece of the preceding record's trajectory (zstd JSON; `skillshift_common::blob::decompress`).
+    Trajectory {
+        total: u64,
+        offset: u64,
+        data: Vec<u8>,
+    },
+    /// A piece of a screenshot (PNG) by its SHA-256.
+    Screenshot {
+        digest: String,
+        total: u64,
+        offset: u64,
+        data: Vec<u8>,
+    },
 }
 
 pub struct Client {
@@ -108,6 +122,15 @@ impl Client {
                 Some(Item::Record(r)) => Record::try_from(r)
                     .map(|r| ExportItem::Record(Box::new(r)))
                     .map_err(|e| ClientError::Malformed { what: "record", message: e.to_string() }),
+                Some(Item::Trajectory(t)) => {
+                    Ok(ExportItem::Trajectory { total: t.total_bytes, offset: t.offset, data: t.data })
+                }
+                Some(Item::Screenshot(p)) => Ok(ExportItem::Screenshot {
+                    digest: p.digest,
+                    total: p.total_bytes,
+                    offset: p.offset,
+                    data: p.data,
+                }),
                 None => Err(ClientError::Malformed { what: "export item", message: "empty".into() }),
             }
         }))

@@ -20,6 +20,7 @@
 //!   (permits per model endpoint, AIMD on 429) and its gRPC service.
 //! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
 //! * [`client`]: the control client used by `skillshift sweep`.
+//! * [`upload`]: a session's trajectory chunks put back together and decoded for the store.
 
 pub mod client;
 pub mod engine;
@@ -35,4 +36,5 @@ pub mod server;
 pub mod service;
 pub mod status;
 pub mod store;
+pub mod upload;
 pub mod wire;

@@ -42,6 +42,8 @@ pub const MAX_STREAMS_PER_CONNECTION: u32 = 256;
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// Bytes of one record (encoded); a larger one is refused with a `reject`.
 pub const MAX_RECORD_BYTES: usize = 4 << 20;
+/// Bytes of one trajectory blob (compressed, in chunks); a larger one is refused with a `trajectory_reject`.
+pub const MAX_TRAJECTORY_BYTES: usize = skillshift_common::blob::MAX_BLOB_BYTES;
 
 /// The bounds one coordinator enforces.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +59,7 @@ pub struct Limits {
     pub max_control_streams: usize,
     pub max_message_bytes: usize,
     pub max_record_bytes: usize,
+    pub max_trajectory_bytes: usize,
 }
 
 impl Default for Limits {
@@ -73,6 +76,7 @@ impl Default for Limits {
             max_control_streams: MAX_CONTROL_STREAMS,
             max_message_bytes: MAX_MESSAGE_BYTES,
             max_record_bytes: MAX_RECORD_BYTES,
+            max_trajectory_bytes: MAX_TRAJECTORY_BYTES,
         }
     }
 }

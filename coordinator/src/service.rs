@@ -28,6 +28,7 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::engine::{Conn, ControlCmd, Input, Outbound, Refused, WorkerEvent};
 use crate::limits::Limits;
 use crate::store::Store;
+use crate::upload::{self, Chunked, Uploads};
 use crate::wire;
 
 /// Capacity of one worker session's outbound queue. A worker that lets it
@@ -117,6 +118,10 @@ fn outbound_to_wire(o: Outbound) -> Result<v1::CoordinatorMessage, Status> {
         Outbound::Drain(reason) => Body::Drain(v1::Drain { reason }),
         Outbound::Ack(keys) => Body::Ack(v1::Ack { attempts: keys.iter().map(Into::into).collect() }),
         Outbound::Reject(key, reason) => Body::Reject(v1::Reject { attempt: Some((&key).into()), reason }),
+        Outbound::TrajectoryAck(key) => Body::TrajectoryAck(v1::TrajectoryAck { attempt: Some((&key).into()) }),
+        Outbound::TrajectoryReject(key, reason, too_large) => {
+            Body::TrajectoryReject(v1::TrajectoryReject { attempt: Some((&key).into()), reason, too_large })
+        }
         Outbound::Fatal(message) => return Err(Status::invalid_argument(message)),
     };
     Ok(v1::CoordinatorMessage { body: Some(body) })
@@ -141,6 +146,7 @@ fn inbound(
         Body::Heartbeat(h) => WorkerEvent::Heartbeat(keys(h.running)),
         Body::Progress(p) => WorkerEvent::Progress(attempt_key(p.attempt)?),
         Body::AckRequest(a) => WorkerEvent::AckRequest(keys(a.attempts)),
+        Body::TrajectoryChunk(_) => return Err(Status::internal("a trajectory chunk reached the record converter")),
         Body::Record(r) => {
             let key = attempt_key(r.attempt.clone())?;
             let bytes = r.encoded_len();
@@ -216,6 +222,8 @@ impl Worker for WorkerService {
         let max_record_bytes = self.limits.max_record_bytes;
         let handle = self.handle.clone();
         let session = self.tasks.child(format!("worker {worker} session {conn_id}"));
+        let mut uploads = Uploads::new(self.limits.max_trajectory_bytes);
+        let decoder = session.clone();
         session.spawn("session-reader", move |token| async move {
             let _permit = permit;
             loop {
@@ -233,6 +241,35 @@ impl Worker for WorkerService {
                         break;
                     }
                 };
+                if let Some(v1::worker_message::Body::TrajectoryChunk(chunk)) = msg.body {
+                    let event = match uploads.push(chunk) {
+                        Ok(Chunked::More) => continue,
+                        Ok(Chunked::Whole(key, bytes)) => {
+                            // Inflating and recompressing is blocking work.
+                            match decoder.spawn_blocking("trajectory-decode", move || upload::decode(&bytes)).await {
+                                Ok(Ok((named, t))) => WorkerEvent::Trajectory(key, Box::new(named), t),
+                                Ok(Err(reason)) => {
+                                    refuse_trajectory(&weak, key, format!("trajectory unreadable: {reason}"), false);
+                                    continue;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        Ok(Chunked::Refused(key, reason, too_large)) => {
+                            tracing::warn!(worker = %worker, %reason, "trajectory refused");
+                            refuse_trajectory(&weak, key, reason, too_large);
+                            continue;
+                        }
+                        Err(reason) => {
+                            tracing::warn!(worker = %worker, %reason, "malformed trajectory chunk ignored");
+                            continue;
+                        }
+                    };
+                    if handle.send(Input::Worker { worker: worker.clone(), conn: conn_id, event }).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
                 match inbound(msg, max_record_bytes) {
                     Ok(Ok(event)) => {
                         if handle.send(Input::Worker { worker: worker.clone(), conn: conn_id, event }).await.is_err() {
@@ -266,6 +303,13 @@ impl Worker for WorkerService {
             Some((item, (rx, ended)))
         });
         Ok(Response::new(Box::pin(out)))
+    }
+}
+
+/// Answers a refused trajectory on the session, if it is still open.
+fn refuse_trajectory(weak: &mpsc::WeakSender<Outbound>, key: AttemptKey, reason: String, too_large: bool) {
+    if let Some(tx) = weak.upgrade() {
+        let _ = tx.try_send(Outbound::TrajectoryReject(key, reason, too_large));
     }
 }
 
@@ -369,6 +413,7 @@ impl Control for ControlService {
             if tx.blocking_send(Ok(v1::ExportItem { item: Some(Item::ContractJson(contract)) })).is_err() {
                 return;
             }
+            let mut sent_screenshots = std::collections::HashSet::new();
             for row in store.records(&id) {
                 if token.is_cancelled() {
                     // Never a silently short export: say why it ended.
@@ -376,13 +421,31 @@ impl Control for ControlService {
                         tx.blocking_send(Err(Status::unavailable("the coordinator is shutting down; export again")));
                     return;
                 }
-                let item = match row {
-                    Ok((_, stored)) => Ok(v1::ExportItem { item: Some(Item::Record((&stored.record).into())) }),
-                    Err(e) => Err(Status::data_loss(e.to_string())),
+                let (key, item) = match row {
+                    Ok((key, stored)) => {
+                        (key, Ok(v1::ExportItem { item: Some(Item::Record((&stored.record).into())) }))
+                    }
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(Status::data_loss(e.to_string())));
+                        return;
+                    }
                 };
-                let stop = item.is_err();
-                if tx.blocking_send(item).is_err() || stop {
+                if tx.blocking_send(item).is_err() {
                     return;
+                }
+                // The record's trajectory and the screenshots it names that this export has not sent yet.
+                match export_trajectory(&store, &key, &mut sent_screenshots) {
+                    Ok(items) => {
+                        for item in items {
+                            if tx.blocking_send(Ok(item)).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(Status::data_loss(e.to_string())));
+                        return;
+                    }
                 }
             }
         });
@@ -393,6 +456,39 @@ impl Control for ControlService {
         let all = self.handle.ask(ControlCmd::Workers).await?;
         Ok(Response::new(v1::WorkerList { workers: all.iter().map(wire::worker_to_wire).collect() }))
     }
+}
+
+/// The export items of one attempt's trajectory: its compressed JSON in chunks, then each
+/// screenshot it names that `sent` does not hold yet, in chunks. Blocking (store reads).
+fn export_trajectory(
+    store: &Store,
+    key: &AttemptKey,
+    sent: &mut std::collections::HashSet<String>,
+) -> Result<Vec<v1::ExportItem>, crate::store::StoreError> {
+    use skillshift_proto::chunks;
+    use v1::export_item::Item;
+    let Some(compressed) = store.trajectory_compressed(key)? else { return Ok(Vec::new()) };
+    let total = compressed.len() as u64;
+    let mut items: Vec<v1::ExportItem> = chunks::chunks(&compressed)
+        .map(|(offset, data)| v1::ExportItem {
+            item: Some(Item::Trajectory(v1::ExportTrajectory { total_bytes: total, offset, data: data.to_vec() })),
+        })
+        .collect();
+    let Some(t) = store.trajectory(key)? else { return Ok(items) };
+    for name in t.steps.iter().filter_map(|s| s.screenshot.as_deref()) {
+        let digest = name.trim_start_matches("screenshots/").trim_end_matches(".png").to_string();
+        if sent.contains(&digest) {
+            continue;
+        }
+        let Some(png) = store.screenshot(&digest)? else { continue };
+        let total = png.len() as u64;
+        for (offset, data) in chunks::chunks(&png) {
+            let part = v1::ExportScreenshot { digest: digest.clone(), total_bytes: total, offset, data: data.to_vec() };
+            items.push(v1::ExportItem { item: Some(Item::Screenshot(part)) });
+        }
+        sent.insert(digest);
+    }
+    Ok(items)
 }
 
 /// Checks `authorization: Bearer <token>` on every call when a token is set.

@@ -11,6 +11,9 @@
 //! * `records`: (sweep, unit, attempt) -> [`StoredRecord`];
 //! * `workers`: worker id -> [`WorkerRow`] (the registry, so an identity
 //!   survives a restart).
+//! * `trajectories`: (sweep, unit, attempt) -> the attempt's trajectory, its
+//!   JSON zstd-compressed (`docs/formats.md`, trajectories);
+//! * `screenshots`: SHA-256 (hex) -> PNG, stored once however many steps name it.
 //!
 //! Keys are `sweep id, 0x00, unit (u32 BE), attempt (u32 BE)`, so a prefix scan
 //! yields a sweep's rows in (unit, attempt) order: export is deterministic and,
@@ -38,7 +41,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use skillshift_common::blob;
 use skillshift_common::ids::Family;
+use skillshift_common::trajectory::Trajectory;
 use skillshift_common::{Condition, Record, Site};
 use skillshift_proto::convert::AttemptKey;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -117,6 +122,16 @@ pub enum StoreOp {
     Record(AttemptKey, StoredRecord),
     Worker(WorkerRow),
     ForgetWorker(String),
+    /// An attempt's trajectory: its compressed JSON and the screenshots it names, by digest.
+    Trajectory(AttemptKey, Arc<StoredTrajectory>),
+}
+
+/// What the store keeps of one trajectory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTrajectory {
+    /// The trajectory's JSON, zstd-compressed ([`skillshift_common::blob::compress`]).
+    pub compressed: Vec<u8>,
+    pub screenshots: Vec<(String, Vec<u8>)>,
 }
 
 /// Everything stored about one sweep, as loaded on restart.
@@ -170,6 +185,8 @@ pub struct Store {
     attempts: sled::Tree,
     records: sled::Tree,
     workers: sled::Tree,
+    trajectories: sled::Tree,
+    screenshots: sled::Tree,
     faults: Arc<Faults>,
     broken: Arc<AtomicBool>,
 }
@@ -265,6 +282,8 @@ impl Store {
             attempts: db.open_tree("attempts")?,
             records: db.open_tree("records")?,
             workers: db.open_tree("workers")?,
+            trajectories: db.open_tree("trajectories")?,
+            screenshots: db.open_tree("screenshots")?,
             db,
             faults: Arc::default(),
             broken: Arc::default(),
@@ -342,6 +361,14 @@ impl Store {
                     self.faults.write()?;
                     self.workers.remove(id.as_bytes())?;
                 }
+                StoreOp::Trajectory(key, t) => {
+                    for (digest, png) in &t.screenshots {
+                        if !self.screenshots.contains_key(digest.as_bytes())? {
+                            self.insert(&self.screenshots, digest.as_bytes(), png.clone())?;
+                        }
+                    }
+                    self.insert(&self.trajectories, attempt_key(key), t.compressed.clone())?;
+                }
             }
         }
         Ok(())
@@ -352,6 +379,51 @@ impl Store {
         self.check_writable()?;
         let flushed = self.faults.write().and_then(|()| Ok(self.db.flush()?));
         flushed.map_err(|e| self.broke(e))
+    }
+
+    /// An attempt's trajectory, as its worker sent it (for the viewer and exports).
+    pub fn trajectory(&self, key: &AttemptKey) -> Result<Option<Trajectory>, StoreError> {
+        let k = attempt_key(key);
+        let Some(bytes) = self.trajectories.get(&k)? else { return Ok(None) };
+        let t = blob::decompress(&bytes, blob::MAX_INFLATED_BYTES).map_err(|e| StoreError::Corrupt {
+            what: "trajectory",
+            key: shown(&k),
+            message: e.to_string(),
+        })?;
+        Ok(Some(t))
+    }
+
+    /// An attempt's trajectory still compressed ([`skillshift_common::blob::decompress`] reads it).
+    pub fn trajectory_compressed(&self, key: &AttemptKey) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.trajectories.get(attempt_key(key))?.map(|v| v.to_vec()))
+    }
+
+    /// The attempts of a sweep that have a trajectory, in (unit, attempt) order.
+    pub fn trajectory_keys(&self, sweep: &str) -> Result<Vec<AttemptKey>, StoreError> {
+        let mut out = Vec::new();
+        for row in self.trajectories.scan_prefix(sweep_prefix(sweep)) {
+            let (k, _) = row?;
+            let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
+                what: "trajectory key",
+                key: shown(&k),
+                message: "not sweep, unit, attempt".into(),
+            })?;
+            out.push(key);
+        }
+        Ok(out)
+    }
+
+    /// A screenshot by its SHA-256 (hex).
+    pub fn screenshot(&self, digest: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.screenshots.get(digest.as_bytes())?.map(|v| v.to_vec()))
+    }
+
+    /// Bytes the trajectories and screenshots take in the store (before sled's own overhead).
+    pub fn trajectory_bytes(&self) -> Result<(u64, u64), StoreError> {
+        let sum = |t: &sled::Tree| -> Result<u64, StoreError> {
+            t.iter().values().try_fold(0u64, |n, v| Ok(n + v?.len() as u64))
+        };
+        Ok((sum(&self.trajectories)?, sum(&self.screenshots)?))
     }
 
     pub fn record(&self, key: &AttemptKey) -> Result<Option<StoredRecord>, StoreError> {

@@ -1,19 +1,25 @@
 //! `skillshift run`: one attempt, for debugging. The attempt spec is built by
 //! hand from the settings, run against the embedded sites or a `--sites`
-//! file, and its trajectory is shown as it happens.
+//! file, and its trajectory is shown as it happens, summarised per step at
+//! the end ([`summary`]) and, when asked, written to a file with its
+//! screenshots beside it ([`write_trajectory`]).
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use skillshift_common::{AttemptSpec, Condition, Record, Uid};
+use skillshift_common::blob::Blob;
+use skillshift_common::evaluate::Mode;
+use skillshift_common::trajectory::{ScreenshotPolicy, Trajectory};
+use skillshift_common::{AttemptSpec, Condition, Uid};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::perturb::Profile;
 use skillshift_worker::run_executor::factory_for;
-use skillshift_worker::runloop::{run_attempt, Event, EventSink, RunContext};
+use skillshift_worker::runloop::{run_attempt_traced, Event, EventSink, Finished, RunContext};
 use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 
 use crate::settings::Skills;
+use crate::webarena::WebArenaTask;
 use crate::workers::SiteChoice;
 
 /// One attempt to run by hand.
@@ -34,6 +40,12 @@ pub struct RunSettings {
     pub sites: Option<PathBuf>,
     pub reset_policy: ResetPolicy,
     pub screenshots: Option<PathBuf>,
+    /// `--tasks FILE --site NAME=URL...`: a task of any WebArena config file instead of the grid's.
+    pub webarena: Option<WebArenaTask>,
+    /// `--evaluator`: WebArena's rules or strict.
+    pub mode: Mode,
+    /// Which steps of the trajectory keep a screenshot (`all` by default for one attempt).
+    pub screenshot_policy: ScreenshotPolicy,
 }
 
 /// Refuses an unknown agent, or a `reference` agent without an LLM endpoint configured,
@@ -62,6 +74,27 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         bail!("--max-steps must be at least 1");
     }
     check_agent(&s.agent, s.model.clone())?;
+    if s.webarena.is_some() {
+        return Ok(AttemptSpec {
+            sweep: "local-run".into(),
+            treatment: "CONTROL".into(),
+            uid,
+            condition: s.condition,
+            rep: s.rep,
+            attempt: 0,
+            seed: s.seed,
+            max_steps: s.max_steps,
+            task_timeout_ms: s.task_timeout_s.saturating_mul(1000),
+            agent: s.agent.clone(),
+            model: s.model.clone(),
+            skills: None,
+            perturbation_profile: None,
+            config_digest: None,
+            traceparent: None,
+            temperature: None,
+            prompt_version: None,
+        });
+    }
     let task_file = skillshift_common::task::task_file_path(&s.data, uid.site, uid.version);
     let n_tasks = if task_file.exists() {
         skillshift_common::task::load_task_file(&task_file, uid.site)?.len()
@@ -103,8 +136,8 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
     })
 }
 
-/// Runs the attempt, handing every trajectory event to `sink`, and returns its record.
-pub async fn run(s: &RunSettings, spec: &AttemptSpec, sink: EventSink) -> anyhow::Result<Record> {
+/// Runs the attempt, handing every trajectory event to `sink`, and returns its record and trajectory.
+pub async fn run(s: &RunSettings, spec: &AttemptSpec, sink: EventSink) -> anyhow::Result<Finished> {
     let profile = match &s.profile {
         Some(p) => Profile::load(p)?,
         None => Profile::default_profile(),
@@ -113,14 +146,90 @@ pub async fn run(s: &RunSettings, spec: &AttemptSpec, sink: EventSink) -> anyhow
         Some(path) => SiteChoice::File(path.clone()),
         None => SiteChoice::Embedded(s.reset_policy),
     };
-    let sites = crate::workers::open_sites(&choice).await?;
-    let mut ctx = RunContext::new(sites, crate::workers::task_source(&s.data), "local");
+    let mut ctx = match &s.webarena {
+        Some(w) => RunContext::new(w.sites(), w.source(), "local"),
+        None => {
+            RunContext::new(crate::workers::open_sites(&choice).await?, crate::workers::task_source(&s.data), "local")
+        }
+    };
     ctx.profile = profile;
+    ctx.mode = s.mode;
     ctx.screenshots = s.screenshots.clone();
+    ctx.screenshot_policy = s.screenshot_policy;
     let driver = Driver::new(BrowserConfig::default());
-    let record = run_attempt(&ctx, &driver, spec, factory_for(spec), Some(sink), CancellationToken::new()).await;
+    let finished =
+        run_attempt_traced(&ctx, &driver, spec, factory_for(spec), Some(sink), CancellationToken::new()).await;
     driver.shutdown().await;
-    Ok(record)
+    Ok(finished)
+}
+
+/// Writes the trajectory as JSON at `path` and its screenshots under `screenshots/` beside it,
+/// the layout of an export's `trajectories/` directory.
+pub fn write_trajectory(blob: &Blob, path: &std::path::Path) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    for (digest, png) in &blob.screenshots {
+        let shot = dir.join(skillshift_common::trajectory::screenshot_name(digest));
+        if let Some(d) = shot.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        std::fs::write(&shot, png).with_context(|| format!("writing {}", shot.display()))?;
+    }
+    let json = serde_json::to_string_pretty(&blob.trajectory)? + "\n";
+    std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The trajectory in a few lines per step: page, move (a skill with its sub-steps, the failing
+/// one marked), the error the agent was shown, perturbations, LLM call; then the scorer's
+/// evidence and the outcome with its failure category.
+pub fn summary(t: &Trajectory) -> Vec<String> {
+    let mut out = vec![format!("trajectory: {} steps, {}", t.steps.len(), t.key.uid)];
+    for s in &t.steps {
+        let mv = match (&s.action, &s.skill) {
+            (Some(a), _) => a.clone(),
+            (None, Some(k)) => format!("skill {} {}", k.name, if k.ok { "ok" } else { "FAILED" }),
+            (None, None) => "(no move)".into(),
+        };
+        out.push(format!("#{:<2} {mv}  [{}] {} ms", s.step, s.url, s.duration_ms));
+        if let Some(e) = &s.last_action_error {
+            out.push(format!("    shown error: {e}"));
+        }
+        if let Some(k) = &s.skill {
+            for (i, sub) in k.steps.iter().enumerate() {
+                let target = sub.target.as_ref().map(|t| t.to_string()).unwrap_or_default();
+                let mark = if sub.ok { "ok" } else { "FAILED" };
+                out.push(format!(
+                    "    {i}. {} {target} {mark}{}",
+                    sub.action,
+                    sub.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+                ));
+            }
+        }
+        if !s.perturbations.is_empty() {
+            out.push(format!("    perturbations: {}", s.perturbations.join(", ")));
+        }
+        if let Some(l) = &s.llm {
+            out.push(format!("    llm {}: {} in, {} out, {} ms", l.model, l.tokens_in, l.tokens_out, l.latency_ms));
+        }
+        if let Some(shot) = &s.screenshot {
+            out.push(format!("    screenshot: {shot}"));
+        }
+    }
+    if let Some(score) = &t.score {
+        for e in &score.evaluators {
+            out.push(format!("score {} {}: expected {}, got {}", e.kind, e.verdict, clip(&e.expected), clip(&e.got)));
+        }
+    }
+    out.push(format!(
+        "outcome: {}{}{}",
+        t.outcome.as_str(),
+        t.failure_category.as_deref().map(|c| format!(" ({c})")).unwrap_or_default(),
+        t.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+    ));
+    out
+}
+
+fn clip(s: &str) -> String {
+    skillshift_common::text::clip(s, 200).into_owned()
 }
 
 /// One trajectory event as the terminal shows it; observations only when asked for.

@@ -10,6 +10,8 @@
 //! * [`progress`]: the terminal view of a running sweep.
 //! * [`attempt`]: `skillshift run`, one attempt by hand with its trajectory shown.
 //! * [`calibration`]: the calibration run and its grading.
+//! * [`webarena`]: `skillshift run --tasks`, one task of any WebArena config file against given sites.
+//! * [`score`]: `skillshift score`, one task's evaluators on a final state given by hand.
 //! * [`embedded`]: the fixture sites served in-process, as a site manager and task source.
 //! * [`workers`]: the one worker builder, used by `worker`, `local` and `run`.
 //! * [`local`]: `skillshift local`'s in-process cluster.
@@ -27,7 +29,9 @@ pub mod follow;
 pub mod local;
 pub mod progress;
 pub mod reuse;
+pub mod score;
 pub mod settings;
 pub mod signals;
 pub mod spec;
+pub mod webarena;
 pub mod workers;

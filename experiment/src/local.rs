@@ -31,6 +31,8 @@ pub struct LocalSettings {
     /// The in-process coordinator's LLM budget (`--llm-concurrency`, `--llm-rpm`, `--llm-tpm`).
     pub llm_budget: skillshift_coordinator::llm_budget::BudgetConfig,
     pub telemetry: TelemetryConfig,
+    /// Which steps of each trajectory keep a screenshot.
+    pub screenshots: skillshift_common::trajectory::ScreenshotPolicy,
 }
 
 /// How a local run ended.
@@ -116,6 +118,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 slots: s.slots.max(1),
                 browser_reuse: skillshift_worker::browser::BrowserConfig::default().reuse,
                 data: s.sweep.data.clone(),
+                screenshots: s.screenshots,
             };
             let worker = workers::build(&plan).await?;
             let mut cfg = RemoteConfig::new(&url, &name, s.out.join("outbox").join(&name));
@@ -139,12 +142,13 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         if let Some(st) = &followed {
             println!("{}", crate::follow::one_line(st));
         }
+        // Workers drain first: their trajectories follow the records, and the export should hold them.
+        if !tasks.shutdown(Duration::from_secs(120)).await {
+            eprintln!("skillshift: warning: a worker did not stop in time");
+        }
         let mut n = crate::export::export(&mut client, &id, &records).await?;
         if let Some(b) = &baseline {
             n += crate::reuse::merge(&records, b)?;
-        }
-        if !tasks.shutdown(Duration::from_secs(120)).await {
-            eprintln!("skillshift: warning: a worker did not stop in time");
         }
         for w in &built {
             w.shutdown().await;

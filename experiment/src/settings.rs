@@ -180,3 +180,22 @@ impl SweepSettings {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn treatment_flags_name_a_label_and_where_its_library_comes_from() {
+        let parse = |f: &str| TreatmentChoice::parse(f, &Skills::Example);
+        assert_eq!(parse("CONTROL").ok(), Some(TreatmentChoice { name: "CONTROL".into(), skills: Skills::None }));
+        assert_eq!(parse("ASI").ok(), Some(TreatmentChoice { name: "ASI".into(), skills: Skills::Example }));
+        let file = TreatmentChoice { name: "ASI".into(), skills: Skills::File("skills/asi.json".into()) };
+        assert_eq!(parse("ASI=skills/asi.json").ok(), Some(file));
+        assert_eq!(parse("B=none").ok(), Some(TreatmentChoice { name: "B".into(), skills: Skills::None }));
+        let refused = |f: &str| parse(f).expect_err("refused").to_string();
+        assert!(refused("=x.json").contains("the name is empty"));
+        assert!(refused("ASI=").contains("the file is empty"));
+        assert!(refused("CONTROL=skills/asi.json").contains("CONTROL is the treatment without a skill library"));
+    }
+}

@@ -49,6 +49,8 @@ pub struct WorkerPlan {
     pub browser_reuse: u32,
     /// Data directory with tasks/ (the fixture tasks are generated when it has none).
     pub data: PathBuf,
+    /// Which steps of each trajectory keep a screenshot.
+    pub screenshots: skillshift_common::trajectory::ScreenshotPolicy,
 }
 
 /// The sites of a choice, started or loaded.
@@ -98,7 +100,8 @@ pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
         }
         Runs::Browser(choice) => {
             let sites = open_sites(choice).await?;
-            let ctx = RunContext::new(sites, task_source(&plan.data), plan.name.clone());
+            let mut ctx = RunContext::new(sites, task_source(&plan.data), plan.name.clone());
+            ctx.screenshot_policy = plan.screenshots;
             let browser = BrowserConfig { reuse: plan.browser_reuse, ..BrowserConfig::default() };
             let ex = Arc::new(BrowserExecutor::new(ctx, browser, plan.slots as usize));
             Ok(BuiltWorker { executor: ex.clone(), browser: Some(ex) })

@@ -71,8 +71,11 @@ fn the_contract_names_the_temperature_model_provider_and_prompt_the_agent_ran_wi
             ..one_unit(dir.path())
         },
         workers: 1,
+        slots: 1,
         out: out.clone(),
         simulate: None,
+        llm_budget: Default::default(),
+        screenshots: Default::default(),
         telemetry: TelemetryConfig::logs_only("contract-truth"),
     })
     .unwrap();

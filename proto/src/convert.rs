@@ -135,6 +135,10 @@ impl TryFrom<v1::RunRecord> for Record {
         if outcome != Some(Outcome::Error) && outcome.is_some() && r.success.is_none() {
             return Err(invalid("record.success", "null on a record that is not an error"));
         }
+        // A cost is money spent: finite and not negative (NaN would also make the record unequal to itself).
+        if let Some(c) = r.cost_usd.filter(|c| !c.is_finite() || *c < 0.0) {
+            return Err(invalid("record.cost_usd", format!("{c} is not a finite, non-negative amount")));
+        }
         let mut rec = Record::new(uid, condition);
         rec.success = r.success;
         rec.steps = r.steps;
@@ -263,6 +267,19 @@ mod tests {
         let w = v1::RunRecord::from(&r);
         assert_eq!((w.simulated, w.failure_category.as_deref()), (Some(true), Some("wrong_answer")));
         assert_eq!(Record::try_from(w).expect("valid"), r);
+    }
+
+    #[test]
+    fn a_cost_that_is_not_a_finite_non_negative_amount_is_refused() {
+        for bad in [f64::NAN, f64::INFINITY, -0.5] {
+            let mut w = v1::RunRecord::from(&record());
+            w.cost_usd = Some(bad);
+            let e = Record::try_from(w).unwrap_err().to_string();
+            assert!(e.contains("record.cost_usd"), "{bad}: {e}");
+        }
+        let mut w = v1::RunRecord::from(&record());
+        w.cost_usd = Some(0.25);
+        assert_eq!(Record::try_from(w).expect("a plain cost").cost_usd, Some(0.25));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! * [`v1`]: the generated messages and the Worker and Control services.
 //! * [`channel`]: client channels (URL, TLS, bearer token) to the coordinator.
 //! * [`convert`]: wire <-> domain conversions shared by both sides.
+//! * [`chunks`]: blobs (trajectories) cut into bounded chunks and put back together.
 
 /// Package `skillshift.v1`: the Worker and Control services.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
@@ -15,6 +16,7 @@ pub mod v1 {
 }
 
 pub mod channel;
+pub mod chunks;
 pub mod convert;
 
 pub use v1::*;

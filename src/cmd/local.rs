@@ -65,6 +65,9 @@ pub struct Args {
     /// Testing aid: workers run no browser, attempts take about MS ms with fake records.
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate: Option<u64>,
+    /// Which steps of each attempt's trajectory keep a screenshot: none, failures or all.
+    #[arg(long, default_value = "failures")]
+    pub screenshots: String,
     #[command(flatten)]
     pub llm: super::coordinator::LlmBudgetArgs,
     #[command(flatten)]
@@ -105,6 +108,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         simulate: args.simulate.map(Duration::from_millis),
         llm_budget: args.llm.config(),
         telemetry,
+        screenshots: skillshift_common::trajectory::ScreenshotPolicy::parse(&args.screenshots)
+            .map_err(anyhow::Error::msg)?,
     };
     let done = local::run(settings)?;
     let several = done.reports.len() > 1;

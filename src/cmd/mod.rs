@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod conn;
@@ -16,6 +17,7 @@ pub mod leaderboard;
 pub mod local;
 pub mod report;
 pub mod run;
+pub mod score;
 pub mod sites;
 pub mod sweep;
 pub mod tasks;

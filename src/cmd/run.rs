@@ -1,23 +1,38 @@
 //! `skillshift run UID --condition C [--agent A]`: one attempt, for debugging.
 //! Prints the trajectory (step, action, error, skill results, evaluator
-//! verdicts) as it happens, then the record as one JSON line
-//! (docs/formats.md#records). The attempt is `skillshift_experiment::attempt`'s.
+//! verdicts) as it happens, then a summary of the trajectory per step, then the record as one JSON line
+//! (docs/formats.md#records). The attempt is `skillshift_experiment::attempt`'s;
+//! with `--tasks FILE --site NAME=URL...`, UID is a task id of any WebArena
+//! config file (`skillshift_experiment::webarena`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use skillshift_common::evaluate::Mode;
+use skillshift_common::task::SiteKey;
+use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{Condition, Uid};
 use skillshift_experiment::attempt::{self, RunSettings};
 use skillshift_experiment::settings::Skills;
+use skillshift_experiment::webarena::WebArenaTask;
 use skillshift_worker::runloop::Event;
 use skillshift_worker::sites::ResetPolicy;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The task uid, e.g. skillshift.gitlab.v1.3 (v1 for src*, v2 for tgt*).
+    /// The task uid, e.g. skillshift.gitlab.v1.3 (v1 for src*, v2 for tgt*); with --tasks, a task_id of that file.
     pub uid: String,
+    /// Any WebArena config file; UID is then one of its task ids, run against the --site URLs.
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
+    /// With --tasks: a site's base URL, e.g. gitlab=http://localhost:8023 (one per site the task names).
+    #[arg(long = "site")]
+    pub site: Vec<String>,
+    /// webarena (WebArena's rules, the default) or strict (its plain bugs fixed).
+    #[arg(long, default_value = "webarena")]
+    pub evaluator: String,
     /// src, src-perc, src-exec, tgt, tgt-perc or tgt-exec.
     #[arg(long)]
     pub condition: String,
@@ -58,14 +73,39 @@ pub struct Args {
     /// Save a PNG of every step under this directory.
     #[arg(long)]
     pub screenshots: Option<PathBuf>,
+    /// Write the trajectory (docs/formats.md#trajectories) to this file, its screenshots under screenshots/ beside it.
+    #[arg(long)]
+    pub trajectory: Option<PathBuf>,
+    /// Which steps of the trajectory keep a screenshot: none, failures or all.
+    #[arg(long, default_value = "all")]
+    pub trajectory_screenshots: String,
     #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let telemetry = args.telemetry.config("skillshift-run")?;
-    let uid: Uid = args.uid.parse()?;
     let condition: Condition = args.condition.parse()?;
+    let mode: Mode = args.evaluator.parse().map_err(anyhow::Error::msg)?;
+    let webarena = match &args.tasks {
+        Some(file) => {
+            let id: i64 =
+                args.uid.parse().with_context(|| format!("with --tasks, UID '{}' must be a task_id", args.uid))?;
+            let sites: Vec<(SiteKey, String)> = args
+                .site
+                .iter()
+                .map(|s| skillshift_experiment::score::parse_site(s))
+                .collect::<Result<_, _>>()
+                .map_err(anyhow::Error::msg)?;
+            Some(WebArenaTask::load(file, id, &sites, condition.version())?)
+        }
+        None if !args.site.is_empty() => anyhow::bail!("--site needs --tasks FILE"),
+        None => None,
+    };
+    let uid: Uid = match &webarena {
+        Some(w) => w.uid,
+        None => args.uid.parse()?,
+    };
     let reset_policy: ResetPolicy = args.reset_policy.parse().map_err(anyhow::Error::msg)?;
     let settings = RunSettings {
         uid,
@@ -82,6 +122,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sites: args.sites.clone(),
         reset_policy,
         screenshots: args.screenshots.clone(),
+        webarena,
+        mode,
+        screenshot_policy: ScreenshotPolicy::parse(&args.trajectory_screenshots).map_err(anyhow::Error::msg)?,
     };
     let spec = attempt::spec(&settings)?;
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -94,9 +137,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let _ = super::print_line(&line);
             }
         });
-        let record = attempt::run(&settings, &spec, sink).await?;
+        let finished = attempt::run(&settings, &spec, sink).await?;
         if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
             eprintln!("skillshift: warning: {e}");
+        }
+        for line in attempt::summary(&finished.trajectory.trajectory) {
+            super::print_line(&line)?;
+        }
+        let mut record = finished.record;
+        if let Some(path) = &args.trajectory {
+            attempt::write_trajectory(&finished.trajectory, path)?;
+            record.trajectory = Some(path.display().to_string());
         }
         super::print_line(&serde_json::to_string(&record)?)?;
         Ok(ExitCode::SUCCESS)

@@ -52,6 +52,9 @@ pub struct Args {
     /// On shutdown, seconds to let running attempts finish before cancelling them.
     #[arg(long, default_value_t = 60)]
     pub drain_timeout: u64,
+    /// Which steps of each attempt's trajectory keep a screenshot: none, failures or all.
+    #[arg(long, default_value = "failures")]
+    pub screenshots: String,
     /// Serve this worker's Prometheus metrics at http://ADDR/metrics, and its probes at /healthz (alive)
     /// and /readyz (connected to the coordinator and taking work).
     #[arg(long, value_name = "ADDR")]
@@ -75,7 +78,16 @@ impl Args {
             (None, None, true) => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
             (None, None, false) => bail!("choose where attempts run: --embedded-sites, --sites FILE or --simulate MS"),
         };
-        Ok(WorkerPlan { name, runs, slots: self.slots, browser_reuse: self.browser_reuse, data: self.data.clone() })
+        let screenshots =
+            skillshift_common::trajectory::ScreenshotPolicy::parse(&self.screenshots).map_err(anyhow::Error::msg)?;
+        Ok(WorkerPlan {
+            name,
+            runs,
+            slots: self.slots,
+            browser_reuse: self.browser_reuse,
+            data: self.data.clone(),
+            screenshots,
+        })
     }
 }
 

@@ -10,12 +10,13 @@
 //!
 //! Element handles are `backendDOMNodeId`s; [`crate::axtree`] maps printed ids to them.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::action::Action;
-use crate::browser::{BrowserError, Session};
+use crate::browser::{BrowserError, InputMark, Session};
+use crate::keyboard;
 
 /// Why an action could not be done.
 #[derive(Debug, thiserror::Error)]
@@ -38,24 +39,29 @@ impl From<BrowserError> for ActError {
     }
 }
 
-/// How long a click or keypress waits for a navigation it may have started.
-const SETTLE_START: Duration = Duration::from_millis(40);
+/// The longest a click or keypress waits for a navigation it started.
 const SETTLE_MAX: Duration = Duration::from_secs(10);
 
 /// Executes one primitive action. `resolve` maps a printed id to its element.
-/// `Stop` does nothing here: the run loop ends the attempt.
+/// `Stop` does nothing here: the run loop ends the attempt. Tab actions need
+/// the attempt's tabs: [`crate::tabs::execute`] runs them and sends the rest here.
 pub async fn execute(session: &Session, action: &Action, resolve: impl Fn(u64) -> Option<i64>) -> Result<(), ActError> {
     let element =
         |id: u64| resolve(id).ok_or_else(|| ActError::Failed(format!("no element with id [{id}] on this page")));
     match action {
         Action::Click { id } => click(session, element(*id)?).await,
-        Action::Type { id, text, enter } => type_text(session, element(*id)?, text, *enter).await,
+        Action::Type { id, text, enter } => type_at(session, element(*id)?, text, *enter).await,
+        Action::Fill { id, text, enter } => type_text(session, element(*id)?, text, *enter).await,
         Action::Hover { id } => hover(session, element(*id)?).await,
         Action::Press { keys } => press(session, None, keys).await,
         Action::Scroll { down } => scroll(session, *down).await,
         Action::Goto { url } => session.goto(url).await.map_err(ActError::from),
         Action::GoBack => session.back().await.map_err(ActError::from),
         Action::GoForward => session.forward().await.map_err(ActError::from),
+        Action::NewTab | Action::TabFocus { .. } | Action::CloseTab => {
+            Err(ActError::Failed(format!("'{action}' needs the attempt's tabs")))
+        }
+        Action::Invalid { reason, .. } => Err(ActError::Failed(format!("invalid action: {reason}"))),
         Action::Stop { .. } => Ok(()),
     }
 }
@@ -145,44 +151,14 @@ async fn mouse(session: &Session, kind: &str, x: f64, y: f64, clicks: u32) -> Re
 
 /// Marks the current document so [`settle`] can tell whether a navigation
 /// started (`beforeunload` fires when one begins) and whether it has committed.
-async fn mark(session: &Session) -> Result<u64, ActError> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let token = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    session
-        .eval(&format!(
-            "window.__skillshiftMark = {token}; window.__skillshiftLeaving = false; \
-             addEventListener('beforeunload', () => {{ window.__skillshiftLeaving = true; }}, {{once: true}}); true"
-        ))
-        .await?;
-    Ok(token)
+async fn mark(session: &Session) -> Result<InputMark, ActError> {
+    Ok(session.mark_input().await?)
 }
 
-/// Waits until a navigation started by the last input (if any) has loaded: done
-/// at once when no navigation began within [`SETTLE_START`], else when the new
-/// document is complete (bounded by [`SETTLE_MAX`]).
-pub async fn settle(session: &Session, token: u64) -> Result<(), ActError> {
-    let start = Instant::now();
-    loop {
-        let probe =
-            format!("[window.__skillshiftMark === {token}, document.readyState, window.__skillshiftLeaving === true]");
-        match session.eval(&probe).await {
-            Ok(v) => {
-                let same = v.get(0).and_then(Value::as_bool).unwrap_or(false);
-                let ready = v.get(1).and_then(Value::as_str) == Some("complete");
-                let leaving = v.get(2).and_then(Value::as_bool).unwrap_or(false);
-                if ready && (!same || (!leaving && start.elapsed() >= SETTLE_START)) {
-                    return Ok(());
-                }
-            }
-            // The context was destroyed by the navigation: keep polling.
-            Err(e) if e.is_fatal() => return Err(ActError::Fatal(e)),
-            Err(_) => {}
-        }
-        if start.elapsed() >= SETTLE_MAX {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// Waits until a navigation started by the last input (if any) has loaded, on
+/// the page's own events ([`Session::settle`]), bounded by [`SETTLE_MAX`].
+pub async fn settle(session: &Session, mark: InputMark) -> Result<(), ActError> {
+    Ok(session.settle(mark, SETTLE_MAX).await?)
 }
 
 pub async fn click(session: &Session, backend: i64) -> Result<(), ActError> {
@@ -203,7 +179,8 @@ pub async fn hover(session: &Session, backend: i64) -> Result<(), ActError> {
     mouse(session, "mouseMoved", x, y, 0).await
 }
 
-/// Focuses the element, replaces its content with `text` and optionally presses Enter.
+/// Focuses the element, replaces its content with `text` and optionally presses Enter
+/// (a skill's `fill`; the agent's `type` action is [`type_at`]).
 /// On a `<select>`, typing chooses the option with that label (as BrowserGym's
 /// `select_option`), since WebArena's syntax has no select action.
 pub async fn type_text(session: &Session, backend: i64, text: &str, enter: bool) -> Result<(), ActError> {
@@ -221,9 +198,30 @@ pub async fn type_text(session: &Session, backend: i64, text: &str, enter: bool)
         session.cdp("Input.insertText", json!({"text": text})).await?;
     }
     if enter {
-        let token = mark(session).await?;
-        key(session, "Enter", 0).await?;
-        settle(session, token).await?;
+        type_chars(session, "\n").await?;
+    }
+    Ok(())
+}
+
+/// WebArena's `type [id] [text] [enter]`: a mouse click at the element's
+/// centre, then the text typed key by key where that click left the caret
+/// (after what a short field already holds), then Enter when asked. On a
+/// `<select>`, typing chooses the option with that label, as in
+/// [`type_text`].
+pub async fn type_at(session: &Session, backend: i64, text: &str, enter: bool) -> Result<(), ActError> {
+    let tag = call_on(session, backend, "function() { return this.tagName; }", vec![]).await?;
+    if tag.as_str() == Some("SELECT") {
+        return type_text(session, backend, text, enter).await;
+    }
+    let (x, y) = center(session, backend).await?;
+    let token = mark(session).await?;
+    mouse(session, "mouseMoved", x, y, 0).await?;
+    mouse(session, "mousePressed", x, y, 1).await?;
+    mouse(session, "mouseReleased", x, y, 1).await?;
+    settle(session, token).await?;
+    type_chars(session, text).await?;
+    if enter {
+        type_chars(session, "\n").await?;
     }
     Ok(())
 }
@@ -264,72 +262,112 @@ async fn focus_for_typing(session: &Session, backend: i64) -> Result<(), ActErro
     }
 }
 
-/// Presses a key combination such as `Enter` or `Control+a`, on `target` if given.
+/// WebArena's key-name mapping (`SPECIAL_KEY_MAPPINGS`): each `+`-separated
+/// name whose lowercase form it lists becomes Playwright's spelling; any other
+/// name is kept as written (and Playwright's names are case-sensitive, so
+/// `control` stays unknown, as it is in WebArena).
+pub fn webarena_key_comb(keys: &str) -> String {
+    const MAPPED: &[&str] = &[
+        "Backquote",
+        "Minus",
+        "Equal",
+        "Backslash",
+        "Backspace",
+        "Meta",
+        "Tab",
+        "Delete",
+        "Escape",
+        "ArrowDown",
+        "End",
+        "Enter",
+        "Home",
+        "Insert",
+        "PageDown",
+        "PageUp",
+        "ArrowRight",
+        "ArrowUp",
+        "F1",
+        "F2",
+        "F3",
+        "F4",
+        "F5",
+        "F6",
+        "F7",
+        "F8",
+        "F9",
+        "F10",
+        "F11",
+        "F12",
+    ];
+    keys.split('+')
+        .map(|k| MAPPED.iter().find(|m| m.eq_ignore_ascii_case(k)).copied().unwrap_or(k))
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// Presses a key combination such as `Enter` or `Control+a`, on `target` if
+/// given, as WebArena does: its key-name mapping, `Meta` read as `Control`
+/// where `navigator.platform` is not a Mac's, then Playwright's `press` (every
+/// key but the last held down, in order, released in reverse).
 pub async fn press(session: &Session, target: Option<i64>, keys: &str) -> Result<(), ActError> {
     if let Some(b) = target {
         call_on(session, b, "function() { this.focus(); return true; }", vec![]).await?;
     }
-    let parts: Vec<&str> = keys.split('+').map(str::trim).filter(|s| !s.is_empty()).collect();
-    let Some((main, mods)) = parts.split_last() else {
-        return Err(ActError::Failed(format!("cannot press '{keys}': no key")));
-    };
-    let mut modifiers = 0;
-    for m in mods {
-        modifiers |= match m.to_ascii_lowercase().as_str() {
-            "alt" => 1,
-            "control" | "ctrl" => 2,
-            "meta" | "command" | "cmd" => 4,
-            "shift" => 8,
-            other => return Err(ActError::Failed(format!("cannot press '{keys}': unknown modifier '{other}'"))),
-        };
+    let mut comb = webarena_key_comb(keys);
+    if comb.contains("Meta") {
+        let platform = session.eval("navigator.platform").await?;
+        if !platform.as_str().unwrap_or("").contains("Mac") {
+            comb = comb.replace("Meta", "Control");
+        }
+    }
+    let tokens = split_keys(&comb);
+    let mut descs = Vec::with_capacity(tokens.len());
+    for t in &tokens {
+        descs.push(keyboard::describe(t).ok_or_else(|| ActError::Failed(format!("Unknown key: \"{t}\"")))?);
     }
     let token = mark(session).await?;
-    key(session, main, modifiers).await?;
+    let mut modifiers = 0;
+    for d in &descs {
+        modifiers |= d.modifier_bit();
+        key_down(session, d, modifiers).await?;
+    }
+    for d in descs.iter().rev() {
+        key_up(session, d, modifiers).await?;
+        modifiers &= !d.modifier_bit();
+    }
     settle(session, token).await
 }
 
-/// (key, code, keyCode, text) of a named key.
-fn key_info(k: &str) -> Option<(String, String, u32, Option<String>)> {
-    let named: &[(&str, &str, u32, Option<&str>)] = &[
-        ("Enter", "Enter", 13, Some("\r")),
-        ("Tab", "Tab", 9, None),
-        ("Escape", "Escape", 27, None),
-        ("Backspace", "Backspace", 8, None),
-        ("Delete", "Delete", 46, None),
-        ("ArrowUp", "ArrowUp", 38, None),
-        ("ArrowDown", "ArrowDown", 40, None),
-        ("ArrowLeft", "ArrowLeft", 37, None),
-        ("ArrowRight", "ArrowRight", 39, None),
-        ("PageUp", "PageUp", 33, None),
-        ("PageDown", "PageDown", 34, None),
-        ("Home", "Home", 36, None),
-        ("End", "End", 35, None),
-        ("Space", "Space", 32, Some(" ")),
-    ];
-    if let Some((key, code, kc, text)) = named.iter().find(|(n, ..)| n.eq_ignore_ascii_case(k)) {
-        let key = if *key == "Space" { " " } else { key };
-        return Some((key.to_string(), code.to_string(), *kc, text.map(str::to_string)));
+/// Playwright's split of a key combination: on `+`, where a `+` right after
+/// another separator (or first) is the key `+` itself (`Shift++`).
+fn split_keys(comb: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in comb.chars() {
+        if c == '+' && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
     }
-    let mut chars = k.chars();
-    let (Some(c), None) = (chars.next(), chars.next()) else { return None };
-    if c.is_ascii_alphanumeric() {
-        let upper = c.to_ascii_uppercase();
-        let code = if c.is_ascii_digit() { format!("Digit{c}") } else { format!("Key{upper}") };
-        return Some((c.to_string(), code, upper as u32, Some(c.to_string())));
-    }
-    Some((c.to_string(), String::new(), 0, Some(c.to_string())))
+    out.push(cur);
+    out
 }
 
-async fn key(session: &Session, k: &str, modifiers: u32) -> Result<(), ActError> {
-    let (key, code, kc, text) = key_info(k).ok_or_else(|| ActError::Failed(format!("unknown key '{k}'")))?;
-    let text = if modifiers & (1 | 2 | 4) != 0 { None } else { text };
-    let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": code,
-                          "windowsVirtualKeyCode": kc, "modifiers": modifiers});
+/// Sends one key down, with the text it types unless a modifier other than
+/// Shift is held (as Playwright).
+async fn key_down(session: &Session, d: &keyboard::Key, modifiers: u32) -> Result<(), ActError> {
+    let shifted = modifiers & keyboard::SHIFT != 0;
+    let (key, text) = d.as_typed(shifted);
+    let text = if modifiers & !keyboard::SHIFT != 0 { None } else { text };
+    let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": d.code,
+                          "windowsVirtualKeyCode": d.key_code, "modifiers": modifiers, "location": d.location});
     if let Some(t) = &text {
         down["text"] = json!(t);
+        down["unmodifiedText"] = json!(t);
     }
     // Editing shortcuts need their command named in headless Chromium.
-    if modifiers & (2 | 4) != 0 {
+    if modifiers & (keyboard::CONTROL | keyboard::META) != 0 {
         let cmd = match key.to_ascii_lowercase().as_str() {
             "a" => Some("selectAll"),
             "c" => Some("copy"),
@@ -343,18 +381,59 @@ async fn key(session: &Session, k: &str, modifiers: u32) -> Result<(), ActError>
         }
     }
     session.cdp("Input.dispatchKeyEvent", down).await?;
+    Ok(())
+}
+
+async fn key_up(session: &Session, d: &keyboard::Key, modifiers: u32) -> Result<(), ActError> {
+    let (key, _) = d.as_typed(modifiers & keyboard::SHIFT != 0);
     session
         .cdp(
             "Input.dispatchKeyEvent",
-            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": kc, "modifiers": modifiers}),
+            json!({"type": "keyUp", "key": key, "code": d.code, "windowsVirtualKeyCode": d.key_code,
+                   "modifiers": modifiers, "location": d.location}),
         )
         .await?;
     Ok(())
 }
 
-/// Scrolls the page by one viewport with a mouse wheel at the viewport's centre.
+/// Types text as Playwright's `keyboard.type` does: a key press per character
+/// the keyboard has (`\n` is Enter), inserted text for any other.
+async fn type_chars(session: &Session, text: &str) -> Result<(), ActError> {
+    for c in text.chars() {
+        let s = if c == '\n' { "Enter".to_string() } else { c.to_string() };
+        match keyboard::describe(&s) {
+            Some(d) => {
+                let token = if c == '\n' { Some(mark(session).await?) } else { None };
+                key_down(session, &d, 0).await?;
+                key_up(session, &d, 0).await?;
+                if let Some(t) = token {
+                    settle(session, t).await?;
+                }
+            }
+            None => {
+                session.cdp("Input.insertText", json!({"text": s})).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Before a wheel: the viewport's size, whether the page can move that way, and a promise
+/// (`window.__skillshiftScrolled`) that resolves on the scroll's `scrollend`, or after 500 ms.
+const SCROLL_PREPARE: &str = r#"(down => {
+  const se = document.scrollingElement || document.documentElement;
+  const can = down ? Math.ceil(scrollY + innerHeight) < se.scrollHeight : scrollY > 0;
+  window.__skillshiftScrolled = can ? new Promise(r => {
+    document.addEventListener("scrollend", () => r(true), {once: true, capture: true});
+    setTimeout(() => r(false), 500);
+  }) : null;
+  return [innerWidth, innerHeight, can];
+})"#;
+
+/// Scrolls the page by one viewport with a mouse wheel at the viewport's centre,
+/// done when the page says the scroll ended (at once when it cannot move).
 pub async fn scroll(session: &Session, down: bool) -> Result<(), ActError> {
-    let v = session.eval("[innerWidth, innerHeight]").await?;
+    let v = session.eval(&format!("{SCROLL_PREPARE}({down})")).await?;
     let w = v.get(0).and_then(Value::as_f64).unwrap_or(1280.0);
     let h = v.get(1).and_then(Value::as_f64).unwrap_or(720.0);
     let dy = if down { h } else { -h };
@@ -364,7 +443,9 @@ pub async fn scroll(session: &Session, down: bool) -> Result<(), ActError> {
             json!({"type": "mouseWheel", "x": w / 2.0, "y": h / 2.0, "deltaX": 0, "deltaY": dy}),
         )
         .await?;
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    if v.get(2).and_then(Value::as_bool).unwrap_or(false) {
+        session.eval("window.__skillshiftScrolled").await?;
+    }
     Ok(())
 }
 
@@ -373,10 +454,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_names_map_to_devtools_keys() {
-        assert_eq!(key_info("enter").map(|k| k.2), Some(13));
-        assert_eq!(key_info("a").map(|k| k.1), Some("KeyA".to_string()));
-        assert_eq!(key_info("7").map(|k| k.1), Some("Digit7".to_string()));
-        assert!(key_info("NoSuchKey").is_none());
+    fn webarena_maps_lowercase_key_names_it_lists() {
+        assert_eq!(webarena_key_comb("enter"), "Enter");
+        assert_eq!(webarena_key_comb("meta+a"), "Meta+a");
+        assert_eq!(webarena_key_comb("control+a"), "control+a", "WebArena does not list control");
+        assert_eq!(webarena_key_comb("f5"), "F5");
+        assert_eq!(split_keys("Shift++"), vec!["Shift".to_string(), "+".to_string()]);
+        assert_eq!(split_keys("Control+Shift+K"), vec!["Control", "Shift", "K"]);
     }
 }

@@ -93,4 +93,9 @@ pub trait Agent: Send {
     /// [`Agent::skill_result`] for the same call.
     fn skill_answer(&mut self, _name: &str, _answer: &str) {}
     fn usage(&self) -> Usage;
+    /// The LLM call behind the last move, for the trajectory (several calls of one step merged:
+    /// tokens and latency summed, the last reply); `None` for an agent without a model.
+    fn take_llm(&mut self) -> Option<skillshift_common::trajectory::LlmCall> {
+        None
+    }
 }

@@ -9,9 +9,11 @@
 //! previous lines is dropped. The printed id is Chrome's AX node id, mapped to
 //! the node's `backendDOMNodeId` so actions can find the element.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::browser::{BrowserError, Session};
@@ -106,6 +108,38 @@ impl AxTree {
         AxTree { nodes }
     }
 
+    /// Parses the JSON text of a `getFullAXTree` result straight into nodes, reading only the
+    /// fields the rendering and the locators use (the same nodes as [`AxTree::from_cdp`]).
+    pub fn from_json(text: &str) -> Result<AxTree, serde_json::Error> {
+        let raw: RawTree = serde_json::from_str(text)?;
+        let mut seen = std::collections::HashSet::new();
+        let mut nodes = Vec::with_capacity(raw.nodes.len());
+        for n in raw.nodes {
+            if !seen.insert(n.node_id.clone()) {
+                continue;
+            }
+            let text_of = |v: Option<RawAxValue>| v.and_then(|v| v.value);
+            nodes.push(AxNode {
+                id: n.node_id.into_owned(),
+                role: match text_of(n.role) {
+                    Some(Value::String(s)) => s,
+                    _ => String::new(),
+                },
+                name: text_of(n.name).map(|v| value_text(&v)).unwrap_or_default(),
+                ignored: n.ignored.unwrap_or(false),
+                backend_id: n.backend_dom_node_id,
+                properties: n
+                    .properties
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| Some((p.name?.into_owned(), p.value?.value?)))
+                    .collect(),
+                children: n.child_ids.into_iter().flatten().map(Cow::into_owned).collect(),
+            });
+        }
+        Ok(AxTree { nodes })
+    }
+
     /// WebArena's text rendering and the id map.
     pub fn render(&self) -> (String, HashMap<u64, i64>) {
         let index: HashMap<&str, usize> = self.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
@@ -158,6 +192,39 @@ impl AxTree {
     pub fn elements(&self) -> impl Iterator<Item = &AxNode> {
         self.nodes.iter().filter(|n| !n.ignored && n.backend_id.is_some())
     }
+}
+
+#[derive(Deserialize)]
+struct RawTree<'a> {
+    #[serde(borrow, default)]
+    nodes: Vec<RawNode<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawNode<'a> {
+    #[serde(rename = "nodeId", borrow)]
+    node_id: Cow<'a, str>,
+    ignored: Option<bool>,
+    role: Option<RawAxValue>,
+    name: Option<RawAxValue>,
+    #[serde(rename = "backendDOMNodeId")]
+    backend_dom_node_id: Option<i64>,
+    #[serde(borrow)]
+    properties: Option<Vec<RawProperty<'a>>>,
+    #[serde(rename = "childIds", borrow)]
+    child_ids: Option<Vec<Cow<'a, str>>>,
+}
+
+#[derive(Deserialize)]
+struct RawAxValue {
+    value: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawProperty<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    value: Option<RawAxValue>,
 }
 
 fn value_text(v: &Value) -> String {
@@ -242,9 +309,12 @@ fn py_value(v: &Value) -> String {
 pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
     let mut last = None;
     for attempt in 0..4u64 {
-        match session.cdp("Accessibility.getFullAXTree", json!({})).await {
+        match session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), session.call_timeout()).await {
             Ok(r) => {
-                let tree = AxTree::from_cdp(&r);
+                let tree = AxTree::from_json(r.get()).map_err(|e| BrowserError::Cdp {
+                    cmd: "Accessibility.getFullAXTree".into(),
+                    message: format!("unreadable tree: {e}"),
+                })?;
                 if !tree.nodes.is_empty() {
                     return Ok(tree);
                 }
@@ -261,9 +331,9 @@ pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
 
 /// One observation of the current page.
 pub async fn observe(session: &Session) -> Result<Snapshot, BrowserError> {
-    let tree = fetch_tree(session).await?;
-    let url = session.url().await?;
-    let title = session.title().await?;
+    // One socket carries both: the URL and title come back while Chrome serialises the tree.
+    let (tree, page) = tokio::join!(fetch_tree(session), session.url_and_title());
+    let (tree, (url, title)) = (tree?, page?);
     let (body, ids) = tree.render();
     let text = format!("Tab 0 (current): {title}\n\n{body}");
     Ok(Snapshot { url, title, text, ids, tree })
@@ -300,6 +370,8 @@ mod tests {
         );
         assert_eq!(ids.get(&4), Some(&104));
         assert!(!ids.contains_key(&2), "a collapsed node gets no id");
+        let typed = AxTree::from_json(&tree.to_string()).unwrap();
+        assert_eq!(typed.nodes, AxTree::from_cdp(&tree).nodes, "both parsers read the same nodes");
     }
 
     #[test]

@@ -10,9 +10,12 @@
 //!   [`BrowserConfig::reuse`] attempts) and handed out again in a fresh tab, with
 //!   cookies, cache and the sites' storage cleared, which costs about a tenth of
 //!   a new browser. Session
-//!   lifecycle and navigation go through WebDriver (fantoccini); observation and
-//!   input go through Chrome DevTools via chromedriver's vendor endpoint
-//!   `POST /session/{id}/goog/cdp/execute`, which is several times faster.
+//!   lifecycle and navigation go through WebDriver (fantoccini); observation,
+//!   input, settling and injection go through Chrome DevTools on the browser's
+//!   own WebSocket ([`crate::cdp`], one multiplexed connection per browser, the
+//!   address from the session's `goog:chromeOptions.debuggerAddress`), or, when
+//!   that socket cannot be opened, through chromedriver's vendor endpoint
+//!   `POST /session/{id}/goog/cdp/execute`.
 //!
 //! Every call has a deadline. Errors say whether the browser is lost
 //! ([`BrowserError::is_fatal`]), which ends the attempt as `error` / `browser`,
@@ -21,12 +24,15 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder};
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
+
+use crate::cdp::{CallError, Connection, Events};
 
 /// The Chromium flags that work as root on a closed network.
 pub const CHROMIUM_FLAGS: &[&str] = &[
@@ -109,9 +115,17 @@ impl BrowserError {
 
 fn fatal_message(m: &str) -> bool {
     let m = m.to_ascii_lowercase();
-    ["invalid session id", "chrome not reachable", "disconnected", "session deleted", "target window already closed"]
-        .iter()
-        .any(|s| m.contains(s))
+    [
+        "invalid session id",
+        "chrome not reachable",
+        "disconnected",
+        "session deleted",
+        "target window already closed",
+        "session with given id not found",
+        "target closed",
+    ]
+    .iter()
+    .any(|s| m.contains(s))
 }
 
 fn cmd_error(e: fantoccini::error::CmdError) -> BrowserError {
@@ -146,6 +160,7 @@ struct DriverProc {
 /// A browser kept between attempts.
 struct Idle {
     client: Client,
+    devtools: Option<Arc<Connection>>,
     profile: tempfile::TempDir,
     uses: u32,
     /// Origins the last attempt touched: their storage is cleared before the next one.
@@ -176,6 +191,8 @@ impl Driver {
         if let Some(idle) = idle {
             let session = Session {
                 client: idle.client,
+                devtools: idle.devtools,
+                page: std::sync::Mutex::new(None),
                 cfg: self.cfg.clone(),
                 profile: idle.profile,
                 uses: idle.uses,
@@ -203,10 +220,10 @@ impl Driver {
             session.close().await;
             return;
         }
-        let Session { client, profile, touched, .. } = session;
+        let Session { client, devtools, profile, touched, .. } = session;
         let touched = touched.into_inner().unwrap_or_default();
         let replaced = match self.idle.lock() {
-            Ok(mut i) => i.replace(Idle { client, profile, uses, touched }),
+            Ok(mut i) => i.replace(Idle { client, devtools, profile, uses, touched }),
             Err(_) => None,
         };
         if let Some(old) = replaced {
@@ -339,9 +356,22 @@ impl WebDriverCompatibleCommand for CdpCommand {
     }
 }
 
+/// The page target the session drives and its flat DevTools session on the browser's socket.
+#[derive(Clone)]
+struct Page {
+    conn: Arc<Connection>,
+    session: String,
+    /// The target id, which is also the id of its main frame.
+    target: String,
+}
+
 /// One browser session with its own profile.
 pub struct Session {
     client: Client,
+    /// The browser's own DevTools socket; `None` when it could not be opened (chromedriver relays then).
+    devtools: Option<Arc<Connection>>,
+    // A std mutex: read per call, replaced when a fresh tab is attached, never held across an await.
+    page: std::sync::Mutex<Option<Page>>,
     cfg: BrowserConfig,
     // Removed from disk when the session is dropped.
     profile: tempfile::TempDir,
@@ -380,14 +410,70 @@ impl Session {
                 .await
                 .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
                 .map_err(|e| BrowserError::Session(e.to_string()))?;
-        let session = Session { client, cfg, profile, uses: 0, touched: std::sync::Mutex::new(BTreeSet::new()) };
-        // Keep Chrome's accessibility tree alive between observations instead of rebuilding it per call.
-        if let Err(e) = session.cdp("Accessibility.enable", json!({})).await {
-            if e.is_fatal() {
-                return Err(e);
+        let devtools = open_devtools(&client, &cfg).await;
+        let session = Session {
+            client,
+            devtools,
+            page: std::sync::Mutex::new(None),
+            cfg,
+            profile,
+            uses: 0,
+            touched: std::sync::Mutex::new(BTreeSet::new()),
+        };
+        session.attach().await?;
+        Ok(session)
+    }
+
+    /// Attaches the browser's socket to the current tab (when there is a socket) and enables what
+    /// observation and settling listen to: Chrome keeps its accessibility tree alive between
+    /// observations instead of rebuilding it per call, and page events tell when a step is done.
+    async fn attach(&self) -> Result<(), BrowserError> {
+        if let Some(conn) = &self.devtools {
+            let handle = deadline("current window", self.cfg.call_timeout, async {
+                self.client.window().await.map_err(cmd_error)
+            })
+            .await?;
+            let target: String = handle.into();
+            let r = conn
+                .call(
+                    None,
+                    "Target.attachToTarget",
+                    &json!({"targetId": target, "flatten": true}),
+                    self.cfg.call_timeout,
+                )
+                .await;
+            match r.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+                Ok(Ok(v)) => match v.get("sessionId").and_then(Value::as_str) {
+                    Some(id) => {
+                        let page = Page { conn: conn.clone(), session: id.to_string(), target };
+                        if let Ok(mut p) = self.page.lock() {
+                            *p = Some(page);
+                        }
+                    }
+                    None => tracing::warn!("Target.attachToTarget gave no sessionId; devtools go through chromedriver"),
+                },
+                other => {
+                    tracing::warn!(result = ?other.err(), "cannot attach to the tab; devtools go through chromedriver")
+                }
             }
         }
-        Ok(session)
+        for cmd in ["Page.enable", "Accessibility.enable"] {
+            if let Err(e) = self.cdp(cmd, json!({})).await {
+                if e.is_fatal() {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn page(&self) -> Option<Page> {
+        self.page.lock().ok().and_then(|p| p.clone())
+    }
+
+    /// True when DevTools go over the browser's own socket rather than through chromedriver.
+    pub fn is_direct(&self) -> bool {
+        self.page().is_some()
     }
 
     /// Makes a kept browser as good as new for the next attempt: a new tab
@@ -402,6 +488,10 @@ impl Session {
             Ok(old)
         })
         .await?;
+        if let Ok(mut p) = self.page.lock() {
+            *p = None;
+        }
+        self.attach().await?;
         // Window handles are DevTools target ids: the new tab closes the old ones.
         for handle in old {
             let id: String = handle.into();
@@ -412,7 +502,6 @@ impl Session {
         for origin in origins {
             self.cdp("Storage.clearDataForOrigin", json!({"origin": origin, "storageTypes": "all"})).await?;
         }
-        self.cdp("Accessibility.enable", json!({})).await?;
         Ok(())
     }
 
@@ -434,6 +523,16 @@ impl Session {
     }
 
     pub async fn cdp_within(&self, cmd: &str, params: Value, limit: Duration) -> Result<Value, BrowserError> {
+        if let Some(page) = self.page() {
+            let raw = direct_call(&page, cmd, params, limit).await?;
+            return serde_json::from_str(raw.get())
+                .map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: format!("unreadable answer: {e}") });
+        }
+        self.relay_call(cmd, params, limit).await
+    }
+
+    /// A DevTools command through chromedriver's `goog/cdp/execute`.
+    async fn relay_call(&self, cmd: &str, params: Value, limit: Duration) -> Result<Value, BrowserError> {
         let c = CdpCommand { cmd: cmd.to_string(), params };
         deadline(cmd, limit, async {
             self.client.issue_cmd(c).await.map_err(|e| match cmd_error(e) {
@@ -442,6 +541,22 @@ impl Session {
             })
         })
         .await
+    }
+
+    /// Sends one DevTools command and returns its result as raw JSON text, for callers that read
+    /// large answers (the accessibility tree) into their own types.
+    pub async fn cdp_raw_within(
+        &self,
+        cmd: &str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Box<serde_json::value::RawValue>, BrowserError> {
+        let Some(page) = self.page() else {
+            let v = self.relay_call(cmd, params, limit).await?;
+            return serde_json::value::to_raw_value(&v)
+                .map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: e.to_string() });
+        };
+        direct_call(&page, cmd, params, limit).await
     }
 
     /// Evaluates a JavaScript expression in the page and returns its value.
@@ -485,15 +600,117 @@ impl Session {
         .await
     }
 
+    /// The top document's URL, as WebDriver reports it (an error page reports the URL that failed).
     pub async fn url(&self) -> Result<String, BrowserError> {
+        if !self.is_direct() {
+            return self.webdriver_url().await;
+        }
+        Ok(self.url_and_title().await?.0)
+    }
+
+    async fn webdriver_url(&self) -> Result<String, BrowserError> {
         deadline("current url", self.cfg.call_timeout, async {
             self.client.current_url().await.map(|u| u.to_string()).map_err(cmd_error)
         })
         .await
     }
 
-    pub async fn title(&self) -> Result<String, BrowserError> {
+    async fn webdriver_title(&self) -> Result<String, BrowserError> {
         deadline("title", self.cfg.call_timeout, async { self.client.title().await.map_err(cmd_error) }).await
+    }
+
+    /// The title, as WebDriver reports it: the document's title, or its URL when it has none.
+    pub async fn title(&self) -> Result<String, BrowserError> {
+        if !self.is_direct() {
+            return self.webdriver_title().await;
+        }
+        Ok(self.url_and_title().await?.1)
+    }
+
+    /// URL and title in one DevTools round trip, with chromedriver's rules for both.
+    pub async fn url_and_title(&self) -> Result<(String, String), BrowserError> {
+        if !self.is_direct() {
+            return Ok((self.webdriver_url().await?, self.webdriver_title().await?));
+        }
+        let v = self.eval("[document.URL, document.title || document.URL]").await?;
+        let at = |i: usize| v.get(i).and_then(Value::as_str).unwrap_or("").to_string();
+        let (mut url, mut title) = (at(0), at(1));
+        if url.starts_with("chrome-error://") {
+            // What chromedriver does: the URL of the navigation entry that failed.
+            let h = self.cdp("Page.getNavigationHistory", json!({})).await?;
+            let entry = h.get("currentIndex").and_then(Value::as_u64).and_then(|i| h.pointer(&format!("/entries/{i}")));
+            if let Some(u) = entry.and_then(|e| e.get("url")).and_then(Value::as_str) {
+                if title == url {
+                    title = u.to_string();
+                }
+                url = u.to_string();
+            }
+        }
+        Ok((url, title))
+    }
+
+    /// Notes the page's state before an input, so [`Session::settle`] can tell whether the input
+    /// started a navigation (`beforeunload` fires when one begins; page events say when it ends).
+    pub async fn mark_input(&self) -> Result<InputMark, BrowserError> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let token = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let page = self.page();
+        let events = page.as_ref().map(|p| p.conn.events(Some(&p.session)));
+        self.eval(&format!(
+            "window.__skillshiftMark = {token}; window.__skillshiftLeaving = false; \
+             addEventListener('beforeunload', () => {{ window.__skillshiftLeaving = true; }}, {{once: true}}); true"
+        ))
+        .await?;
+        Ok(InputMark { token, events, main_frame: page.map(|p| p.target).unwrap_or_default() })
+    }
+
+    /// Waits until the page is done with the input marked by `mark`, at most `limit`: at once when
+    /// no navigation began (checked after one turn of the page's task loop, which orders it after
+    /// the input's own effects), else when the new document has loaded, or when the navigation
+    /// ended without one (a 204, a download, a cancel). No fixed sleep: the wait ends on what the
+    /// page says, re-checked at most every 100 ms while a navigation is under way.
+    pub async fn settle(&self, mut mark: InputMark, limit: Duration) -> Result<(), BrowserError> {
+        let start = Instant::now();
+        let probe = format!(
+            "new Promise(r => setTimeout(() => r([window.__skillshiftMark === {}, document.readyState, \
+             window.__skillshiftLeaving === true]), 0))",
+            mark.token
+        );
+        let mut nav = NavState::default();
+        loop {
+            let probed = self.eval(&probe).await;
+            if let Some(events) = mark.events.as_mut() {
+                while let Some(e) = events.try_next() {
+                    nav.note(&e.method, &e.params, &mark.main_frame);
+                }
+            }
+            match probed {
+                Ok(v) => {
+                    let same = v.get(0).and_then(Value::as_bool).unwrap_or(false);
+                    let ready = v.get(1).and_then(Value::as_str) == Some("complete");
+                    let leaving = v.get(2).and_then(Value::as_bool).unwrap_or(false);
+                    if ready && (!same || (!leaving && !nav.pending()) || (leaving && nav.ended())) {
+                        return Ok(());
+                    }
+                }
+                // The context was destroyed by the navigation: look again.
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(_) => {}
+            }
+            let left = limit.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Ok(());
+            }
+            match mark.events.as_mut() {
+                Some(events) => {
+                    if let Some(e) = events.next_within(left.min(Duration::from_millis(100))).await {
+                        nav.note(&e.method, &e.params, &mark.main_frame);
+                    }
+                }
+                // Through chromedriver there are no events: poll.
+                None => tokio::time::sleep(left.min(Duration::from_millis(10))).await,
+            }
+        }
     }
 
     /// A PNG of the viewport.
@@ -510,10 +727,105 @@ impl Session {
         self.cfg.call_timeout
     }
 
+    /// The WebDriver client, for the attempt's tabs (`crate::tabs`).
+    pub(crate) fn webdriver(&self) -> &Client {
+        &self.client
+    }
+
     /// Ends the session (and its Chromium); bounded, errors ignored.
     pub async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.client.close()).await;
         drop(self.profile);
+    }
+}
+
+/// One DevTools command on the tab's flat session over the browser's socket.
+async fn direct_call(
+    page: &Page,
+    cmd: &str,
+    params: Value,
+    limit: Duration,
+) -> Result<Box<serde_json::value::RawValue>, BrowserError> {
+    page.conn.call(Some(&page.session), cmd, &params, limit).await.map_err(|e| match e {
+        CallError::Protocol(m) => BrowserError::Cdp { cmd: cmd.to_string(), message: m },
+        CallError::Lost(m) => BrowserError::Lost(m),
+        CallError::Timeout(ms) => BrowserError::Timeout { what: cmd.to_string(), ms },
+    })
+}
+
+/// What [`Session::mark_input`] noted; handed to [`Session::settle`].
+pub struct InputMark {
+    token: u64,
+    events: Option<Events>,
+    main_frame: String,
+}
+
+/// The main frame's navigation as its events tell it.
+#[derive(Debug, Default)]
+struct NavState {
+    requested: bool,
+    stopped: bool,
+}
+
+impl NavState {
+    fn note(&mut self, method: &str, params: &Value, main_frame: &str) {
+        let main = params.get("frameId").and_then(Value::as_str) == Some(main_frame);
+        match method {
+            "Page.frameRequestedNavigation"
+                if main
+                    && params.get("disposition").and_then(Value::as_str).unwrap_or("currentTab") == "currentTab" =>
+            {
+                self.requested = true;
+                self.stopped = false;
+            }
+            "Page.frameStartedLoading" if main => {
+                self.requested = true;
+                self.stopped = false;
+            }
+            "Page.frameStoppedLoading" if main => self.stopped = true,
+            "Page.loadEventFired" => self.stopped = true,
+            _ => {}
+        }
+    }
+
+    /// A navigation of the main frame began and has not ended.
+    fn pending(&self) -> bool {
+        self.requested && !self.stopped
+    }
+
+    /// The main frame stopped loading after the input.
+    fn ended(&self) -> bool {
+        self.stopped
+    }
+}
+
+/// Opens the browser's own DevTools socket from the session's `goog:chromeOptions.debuggerAddress`;
+/// `None` (with a warning) when that fails, and chromedriver relays DevTools instead.
+/// `SKILLSHIFT_DEVTOOLS=chromedriver` forces the relay (for comparisons).
+async fn open_devtools(client: &Client, cfg: &BrowserConfig) -> Option<Arc<Connection>> {
+    if std::env::var("SKILLSHIFT_DEVTOOLS").is_ok_and(|v| v == "chromedriver") {
+        return None;
+    }
+    let address = client
+        .capabilities()
+        .and_then(|c| c.get("goog:chromeOptions"))
+        .and_then(|o| o.get("debuggerAddress"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let Some(address) = address else {
+        tracing::warn!("the session reports no debuggerAddress; devtools go through chromedriver");
+        return None;
+    };
+    let opened = async {
+        let ws = crate::cdp::browser_ws_url(&address, cfg.call_timeout).await?;
+        Connection::connect(&ws, cfg.call_timeout).await
+    };
+    match opened.await {
+        Ok(c) => Some(Arc::new(c)),
+        Err(e) => {
+            tracing::warn!(error = %e, %address, "cannot open the browser's devtools socket; using chromedriver's relay");
+            None
+        }
     }
 }
 

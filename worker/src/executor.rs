@@ -6,6 +6,7 @@
 //! --simulate MS`) only waits and draws a deterministic record.
 
 use futures::future::BoxFuture;
+use skillshift_common::blob::Blob;
 use skillshift_common::{AttemptSpec, Record, Site, Version};
 use tokio_util::sync::CancellationToken;
 
@@ -20,4 +21,14 @@ pub trait Executor: Send + Sync + 'static {
     /// `error` record with its reason. `cancel` ends the attempt early (its
     /// record is then an `error` with reason `cancelled`).
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record>;
+
+    /// As [`Executor::execute`], with the attempt's trajectory when this executor keeps one.
+    fn execute_traced(
+        &self,
+        spec: AttemptSpec,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, (Record, Option<Blob>)> {
+        let attempt = self.execute(spec, cancel);
+        Box::pin(async move { (attempt.await, None) })
+    }
 }

@@ -2,6 +2,7 @@
 //!
 //! The run path, bottom up:
 //! * [`browser`]: supervised chromedriver, one Chromium per slot kept across attempts, a clean tab per attempt.
+//! * [`cdp`]: DevTools over the browser's own WebSocket, one multiplexed connection per browser.
 //! * [`axtree`]: the observation, Chrome's accessibility tree in WebArena's text form.
 //! * [`action`] and [`actions`]: WebArena's action syntax, executed with trusted input events.
 //! * [`skill_runtime`] and [`recorder`]: skills on role-and-name locators, and their counts.
@@ -10,6 +11,7 @@
 //! * [`sites`]: the site manager seam and its URL backends (env-ctrl containers, external URLs); the
 //!   embedded fixture sites are assembled elsewhere (`skillshift_experiment::embedded`).
 //! * [`runloop`]: reset, login, observe/act, score, record.
+//! * [`capture`]: the attempt's trajectory as it happens, redacted, with its failure category.
 //! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
 //!   one, [`runloop`] behind a pool of browsers.
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
@@ -24,7 +26,10 @@ pub mod actions;
 pub mod agent;
 pub mod agents;
 pub mod axtree;
+pub mod bench;
 pub mod browser;
+pub mod capture;
+pub mod cdp;
 pub mod executor;
 pub mod health;
 pub mod llm_permit;
@@ -38,3 +43,5 @@ pub mod sites;
 pub mod skill_runtime;
 
 pub use tokio_util::sync::CancellationToken;
+pub mod keyboard;
+pub mod tabs;

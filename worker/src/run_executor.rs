@@ -8,6 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
+use skillshift_common::blob::Blob;
 use skillshift_common::{AttemptSpec, Record, Site, Version};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -15,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents;
 use crate::browser::{BrowserConfig, Driver};
 use crate::executor::Executor;
-use crate::runloop::{run_attempt, AgentFactory, RunContext};
+use crate::runloop::{run_attempt_traced, AgentFactory, RunContext};
 
 pub struct BrowserExecutor {
     ctx: Arc<RunContext>,
@@ -72,6 +73,15 @@ impl Executor for BrowserExecutor {
     }
 
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {
+        let attempt = self.execute_traced(spec, cancel);
+        Box::pin(async move { attempt.await.0 })
+    }
+
+    fn execute_traced(
+        &self,
+        spec: AttemptSpec,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, (Record, Option<Blob>)> {
         let ctx = self.ctx.clone();
         let free = self.free.clone();
         let permits = self.permits.clone();
@@ -84,11 +94,11 @@ impl Executor for BrowserExecutor {
                 None => Arc::new(Driver::new(BrowserConfig::default())),
             };
             let factory = factory_for(&spec);
-            let record = run_attempt(&ctx, &driver, &spec, factory, None, cancel).await;
+            let finished = run_attempt_traced(&ctx, &driver, &spec, factory, None, cancel).await;
             if let Ok(mut f) = free.lock() {
                 f.push(driver);
             }
-            record
+            (finished.record, Some(finished.trajectory))
         })
     }
 }

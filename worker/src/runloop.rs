@@ -18,8 +18,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use skillshift_common::evaluate::Verdict;
+use skillshift_common::blob::Blob;
+use skillshift_common::evaluate::{Mode, Verdict};
 use skillshift_common::task::Task;
+use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use skillshift_telemetry::metrics::WorkerMetrics;
 use skillshift_telemetry::spans;
@@ -27,15 +29,19 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::action::Action;
-use crate::actions::{self, ActError};
+use crate::actions::ActError;
 use crate::agent::{Agent, AgentError, Move, Observation, SkillSummary, TaskBrief};
-use crate::axtree::observe;
 use crate::browser::{BrowserError, Driver, Session};
+use crate::capture::{self, Capture};
 use crate::perturb::{Perturbation, Profile};
 use crate::recorder::{Recorder, SkillEvent};
 use crate::scorer;
 use crate::sites::SiteManager;
 use crate::skill_runtime::{run_skill, run_steps, Placeholders};
+use crate::tabs::{self, Tabs};
+
+/// WebArena's `--parsing_failure_th`: consecutive unparseable actions that end an attempt.
+pub const EARLY_STOP_UNPARSED: u32 = 3;
 
 /// Where task definitions come from.
 #[derive(Clone)]
@@ -68,8 +74,12 @@ pub struct RunContext {
     pub tasks: TaskSource,
     pub worker: String,
     pub screenshots: Option<PathBuf>,
+    /// Which steps of the trajectory keep a screenshot.
+    pub screenshot_policy: ScreenshotPolicy,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
+    /// The evaluator rules (`--evaluator`); WebArena's by default.
+    pub mode: Mode,
     // A std mutex: held only to look up or insert an Arc, never across an await.
     cache: TaskCache,
 }
@@ -81,7 +91,9 @@ impl RunContext {
             tasks,
             worker: worker.into(),
             screenshots: None,
+            screenshot_policy: ScreenshotPolicy::default(),
             profile: Profile::default_profile(),
+            mode: Mode::WebArena,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -160,6 +172,8 @@ struct Progress {
     images: BTreeMap<String, String>,
     agent: Option<Box<dyn Agent>>,
     sink: Option<EventSink>,
+    /// The trajectory being written.
+    capture: Capture,
 }
 
 impl Progress {
@@ -190,6 +204,13 @@ fn wedges_the_browser(reason: ErrorReason) -> bool {
     matches!(reason, ErrorReason::TaskTimeout | ErrorReason::Browser | ErrorReason::Cancelled)
 }
 
+/// An attempt's record and its trajectory (with the screenshots it keeps), redacted.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub record: Record,
+    pub trajectory: Blob,
+}
+
 /// Runs one attempt to its record.
 pub async fn run_attempt(
     ctx: &RunContext,
@@ -199,6 +220,18 @@ pub async fn run_attempt(
     sink: Option<EventSink>,
     cancel: CancellationToken,
 ) -> Record {
+    run_attempt_traced(ctx, driver, spec, make_agent, sink, cancel).await.record
+}
+
+/// Runs one attempt to its record and its trajectory.
+pub async fn run_attempt_traced(
+    ctx: &RunContext,
+    driver: &Driver,
+    spec: &AttemptSpec,
+    make_agent: AgentFactory,
+    sink: Option<EventSink>,
+    cancel: CancellationToken,
+) -> Finished {
     let started = chrono::Utc::now();
     let clock = Instant::now();
     let mut progress = Progress {
@@ -208,6 +241,7 @@ pub async fn run_attempt(
         images: BTreeMap::new(),
         agent: None,
         sink,
+        capture: Capture::new(spec, ctx.screenshot_policy),
     };
     let limit = Duration::from_millis(spec.task_timeout_ms.max(1));
     // Telemetry: the worker's root span, a child of the coordinator's attempt span.
@@ -233,8 +267,9 @@ pub async fn run_attempt(
     r.steps = Some(progress.steps);
     r.skill_calls = calls;
     r.skill_failures = failures;
-    match end {
+    match &end {
         End::Scored { success } => {
+            let success = *success;
             r.success = Some(success);
             r.outcome = Some(if success { Outcome::Success } else { Outcome::Failure });
         }
@@ -262,7 +297,12 @@ pub async fn run_attempt(
     r.trace_id = spec.traceparent.as_deref().and_then(trace_id);
     spans::record_steps(&run_span, progress.steps);
     spans::record_outcome(&run_span, r.outcome.map_or("error", Outcome::as_str), r.error.as_deref());
-    r
+    let message = match &end {
+        End::Error { message, .. } => Some(message.as_str()),
+        _ => None,
+    };
+    let trajectory = progress.capture.finish(&mut r, message);
+    Finished { record: r, trajectory }
 }
 
 /// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
@@ -342,9 +382,22 @@ async fn drive(
 ) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
-    if task.require_login {
+    p.capture.secrets(Capture::login_secrets(&sites.login_steps(uid.site, uid.version)));
+    // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
+    let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
+    if let (true, Some(path)) = (task.require_login, task_state) {
+        let cookies = match crate::sites::storage_state_cookies(path) {
+            Ok(c) => c,
+            Err(m) => return err(ErrorReason::SiteLogin, m),
+        };
+        p.capture.secrets(cookies.iter().map(|(_, value)| value.clone()));
+        if let Err(e) = set_cookies(session, &ph.apply("__SITE__"), cookies).await {
+            return browser_end(e);
+        }
+    } else if task.require_login {
         let span = spans::login(uid.site.as_str());
-        if let Some(end) = login(session, sites, uid.site, uid.version, ph).instrument(span.clone()).await {
+        let capture = &mut p.capture;
+        if let Some(end) = login(session, sites, uid.site, uid.version, ph, capture).instrument(span.clone()).await {
             if let End::Error { message, .. } = &end {
                 spans::record_error(&span, message);
             }
@@ -363,8 +416,31 @@ async fn drive(
         Ok(id) => id,
         Err(e) => return browser_end(e),
     };
+    if let Some(geo) = &task.geolocation {
+        if let Err(e) = geolocate(session, geo).await {
+            return browser_end(e);
+        }
+    }
     let start_url = ph.apply(&task.start_url);
-    if let Err(e) = session.goto(&start_url).await {
+    p.capture.task(&task.intent, &start_url);
+    let modal_title = perturbation.profile.execution.interstitial.as_ref().map(|m| m.title.clone());
+    // WebArena opens each of ` |AND| `-joined start URLs in a tab of its own.
+    let start_urls: Vec<String> = start_url.split(" |AND| ").map(str::to_string).collect();
+    if let Err(e) = session.goto(&start_urls[0]).await {
+        return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
+    }
+    let tabs = match Tabs::adopt(session).await {
+        Ok(t) => t,
+        Err(e) => return browser_end(e),
+    };
+    let headers = if task.require_login { sites.login_headers(uid.site, uid.version) } else { Vec::new() };
+    if !headers.is_empty() {
+        // Auto-login headers hold for every tab of the attempt, as for every page of WebArena's context.
+        if let Err(e) = tabs.set_headers(session, &headers).await {
+            return browser_end(e);
+        }
+    }
+    if let Err(e) = tabs.open_start_urls(session, &start_urls).await {
         return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
     }
     if task.require_reset {
@@ -399,21 +475,32 @@ async fn drive(
 
     let mut last_error: Option<String> = None;
     let mut stopped = false;
+    // WebArena's early stop: this many unparseable actions in a row end the attempt.
+    let mut unparsed_in_a_row = 0;
     for step in 0..spec.max_steps {
         // Telemetry: one span per step; observe, the agent's LLM calls, act and skill are its children.
         let step_span = spans::step(step);
-        if let Err(e) = perturbation.set_step(session, step).await {
-            return browser_end(e);
-        }
-        let snap = match observe(session).instrument(step_span.in_scope(spans::observe)).await {
+        let applied = match perturbation.set_step(session, step).await {
+            Ok(v) => v,
+            Err(e) => return browser_end(e),
+        };
+        let snap = match tabs::observe(session, &tabs).instrument(step_span.in_scope(spans::observe)).await {
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
         session.touch(&snap.url);
         p.emit(Event::Observation { step, text: snap.text.clone() });
-        if let Some(dir) = &ctx.screenshots {
-            save_screenshot(session, dir, spec, step).await;
+        let shown = capture::perturbations(&applied, &snap.text, modal_title.as_deref());
+        p.capture.observed(step, &snap.url, &snap.title, &snap.text, shown);
+        if ctx.screenshots.is_some() || p.capture.wants_screenshot(last_error.is_some()) {
+            if let Ok(png) = session.screenshot().await {
+                if let Some(dir) = &ctx.screenshots {
+                    save_screenshot(dir, spec, step, &png).await;
+                }
+                p.capture.screenshot(png);
+            }
         }
+        let shown_error = last_error.clone();
         let obs = Observation {
             step,
             url: snap.url.clone(),
@@ -427,6 +514,8 @@ async fn drive(
             Err(e) => return err(ErrorReason::Agent, e.to_string()),
         };
         p.steps = step + 1;
+        let llm = p.agent.as_mut().and_then(|a| a.take_llm());
+        p.capture.replied(shown_error, llm);
         WorkerMetrics::global().step();
         for rep in reply.skill_reports {
             p.recorder.record(SkillEvent {
@@ -442,13 +531,14 @@ async fn drive(
             Move::Action(Action::Stop { answer }) => {
                 p.emit(Event::Step { step, url: snap.url.clone(), action: format!("stop [{answer}]"), error: None });
                 spans::record_step(&step_span, &format!("stop [{answer}]"), None);
+                p.capture.action(format!("stop [{answer}]"));
                 p.answer = Some(answer);
                 stopped = true;
                 break;
             }
             Move::Action(action) => {
                 let act_span = step_span.in_scope(|| spans::act(action.to_string().split(' ').next().unwrap_or("")));
-                let result = actions::execute(session, &action, |id| snap.ids.get(&id).copied())
+                let result = tabs::execute(session, &tabs, &action, |id| snap.ids.get(&id).copied())
                     .instrument(act_span.clone())
                     .await;
                 let error = match result {
@@ -457,13 +547,24 @@ async fn drive(
                     Err(ActError::Failed(m)) => Some(m),
                 };
                 p.emit(Event::Step { step, url: snap.url.clone(), action: action.to_string(), error: error.clone() });
+                p.capture.action(action.to_string());
                 if let Some(m) = &error {
                     spans::record_error(&act_span, m);
                 }
                 spans::record_step(&step_span, &action.to_string(), error.as_deref());
                 last_error = error;
+                unparsed_in_a_row = if action.is_invalid() { unparsed_in_a_row + 1 } else { 0 };
+                if unparsed_in_a_row >= EARLY_STOP_UNPARSED {
+                    // As WebArena's run.py: the attempt stops with this answer and is scored.
+                    let answer = format!("Early stop: Failed to parse actions for {EARLY_STOP_UNPARSED} times");
+                    p.emit(Event::Note(answer.clone()));
+                    p.answer = Some(answer);
+                    stopped = true;
+                    break;
+                }
             }
             Move::Skill { name, args } => {
+                unparsed_in_a_row = 0;
                 let skill = spec.skills.as_ref().and_then(|l| l.get(&name)).filter(|s| s.site == uid.site).cloned();
                 let skill_span = step_span.in_scope(|| spans::skill(&name));
                 let outcome = match (&spec.skills, skill) {
@@ -477,22 +578,26 @@ async fn drive(
                             error: Some(m.clone()),
                         });
                         spans::record_step(&step_span, &format!("skill {name}"), Some(&m));
+                        p.capture.action(format!("skill {name}"));
                         last_error = Some(m);
                         continue;
                     }
-                    (Some(_), None) => Err(format!("no skill named '{name}' for {}", uid.site)),
+                    (Some(_), None) => (Err(format!("no skill named '{name}' for {}", uid.site)), Vec::new(), 0),
                     (Some(_), Some(skill)) => {
+                        let bound: Vec<_> = skill.steps.iter().map(|s| s.bind(&args)).collect();
                         match run_skill(session, &skill, &args, ph).instrument(skill_span.clone()).await {
-                            Ok(o) if o.ok => Ok(o.answer),
-                            Ok(o) => Err(o.error.unwrap_or_else(|| "skill failed".into())),
+                            Ok(o) if o.ok => (Ok(o.answer), bound, o.steps_done),
+                            Ok(o) => (Err(o.error.unwrap_or_else(|| "skill failed".into())), bound, o.steps_done),
                             Err(e) => return browser_end(e),
                         }
                     }
                 };
+                let (outcome, bound, steps_done) = outcome;
                 let (ok, error, answer) = match outcome {
                     Ok(a) => (true, None, a),
                     Err(e) => (false, Some(e), None),
                 };
+                p.capture.skill(capture::skill_call(&name, &args, &bound, ok, error.as_deref(), steps_done));
                 p.recorder.record(SkillEvent { step, name: name.clone(), ok, error: error.clone(), reported: false });
                 spans::record_skill(&skill_span, ok, error.as_deref());
                 spans::record_step(&step_span, &format!("skill {name}"), error.as_deref());
@@ -505,6 +610,11 @@ async fn drive(
                 }
                 last_error = error.map(|e| format!("skill '{name}' failed: {e}"));
             }
+        }
+    }
+    if p.capture.wants_final_screenshot() {
+        if let Ok(png) = session.screenshot().await {
+            p.capture.final_screenshot(png);
         }
     }
     if !stopped {
@@ -523,7 +633,7 @@ async fn drive(
     }
     let answer = p.answer.clone().unwrap_or_default();
     let score_span = spans::score(task.eval.eval_types.len());
-    let score = match scorer::score(session, task, ph, &final_url, &answer, script_id.is_some())
+    let score = match scorer::score_with(session, task, ph, &final_url, &answer, script_id.is_some(), ctx.mode)
         .instrument(score_span.clone())
         .await
     {
@@ -537,6 +647,10 @@ async fn drive(
     };
     spans::record_score_details(&score_span, &score.details, verdict);
     p.emit(Event::Score { details: score.details.clone() });
+    match &score.scored {
+        Some(scored) => p.capture.score(scored),
+        None => p.capture.score_stopped(&score.details.join("; ")),
+    }
     match score.verdict {
         Verdict::Pass => End::Scored { success: true },
         Verdict::Fail => End::Scored { success: false },
@@ -552,18 +666,29 @@ async fn login(
     site: Site,
     version: Version,
     ph: &Placeholders,
+    capture: &mut Capture,
 ) -> Option<End> {
     let base_url = ph.apply("__SITE__");
+    let headers = sites.login_headers(site, version);
+    if !headers.is_empty() {
+        // WebArena-Verified's auto-login: every request of the tab carries the headers.
+        let map: serde_json::Map<String, serde_json::Value> =
+            headers.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+        for (cmd, params) in [
+            ("Network.enable", serde_json::json!({})),
+            ("Network.setExtraHTTPHeaders", serde_json::json!({"headers": map})),
+        ] {
+            if let Err(e) = session.cdp(cmd, params).await {
+                return Some(browser_end(e));
+            }
+        }
+        return None;
+    }
     match sites.login_cookies(site, version).await {
         Ok(Some(cookies)) => {
-            for (name, value) in cookies {
-                let params =
-                    serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
-                if let Err(e) = session.cdp("Network.setCookie", params).await {
-                    return Some(browser_end(e));
-                }
-            }
-            return None;
+            // Session cookies are credentials: never stored in a trajectory.
+            capture.secrets(cookies.iter().map(|(_, value)| value.clone()));
+            return set_cookies(session, &base_url, cookies).await.err().map(browser_end);
         }
         Ok(None) => {}
         Err(e) => return Some(err(ErrorReason::SiteLogin, e.to_string())),
@@ -576,9 +701,34 @@ async fn login(
     }
 }
 
-async fn save_screenshot(session: &Session, dir: &std::path::Path, spec: &AttemptSpec, step: u32) {
+/// Sets session cookies for the site at `base_url`.
+async fn set_cookies(session: &Session, base_url: &str, cookies: crate::sites::Cookies) -> Result<(), BrowserError> {
+    for (name, value) in cookies {
+        let params = serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
+        session.cdp("Network.setCookie", params).await?;
+    }
+    Ok(())
+}
+
+/// The task's `geolocation` (`{"latitude", "longitude", "accuracy"?}`), as WebArena's browser context sets it.
+async fn geolocate(session: &Session, geo: &serde_json::Value) -> Result<(), BrowserError> {
+    let mut params = serde_json::json!({"latitude": geo.get("latitude"), "longitude": geo.get("longitude"), "accuracy": geo.get("accuracy").cloned().unwrap_or(serde_json::json!(0))});
+    if geo.get("latitude").is_none() || geo.get("longitude").is_none() {
+        params = serde_json::json!({});
+    }
+    if let Err(e) = session.cdp("Browser.grantPermissions", serde_json::json!({"permissions": ["geolocation"]})).await {
+        if e.is_fatal() {
+            return Err(e);
+        }
+    }
+    match session.cdp("Emulation.setGeolocationOverride", params).await {
+        Err(e) if e.is_fatal() => Err(e),
+        _ => Ok(()),
+    }
+}
+
+async fn save_screenshot(dir: &std::path::Path, spec: &AttemptSpec, step: u32, png: &[u8]) {
     let folder = dir.join(format!("{}.{}.r{}.a{}", spec.uid, spec.condition, spec.rep, spec.attempt));
-    let Ok(png) = session.screenshot().await else { return };
     if tokio::fs::create_dir_all(&folder).await.is_ok() {
         let _ = tokio::fs::write(folder.join(format!("step-{step:02}.png")), png).await;
     }

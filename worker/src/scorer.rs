@@ -9,7 +9,7 @@
 //! perturbed attempt reloads the final page for the same reason.
 
 use serde_json::{json, Value};
-use skillshift_common::evaluate::{self, FinalState, Options, PageError, PageReader, Verdict};
+use skillshift_common::evaluate::{self, FinalState, Mode, Options, PageError, PageReader, Verdict};
 use skillshift_common::task::Task;
 
 use crate::browser::{BrowserError, Session};
@@ -20,6 +20,8 @@ use crate::skill_runtime::Placeholders;
 pub struct Score {
     pub verdict: Verdict,
     pub details: Vec<String>,
+    /// Each evaluator's expected and got; `None` when scoring stopped before deciding.
+    pub scored: Option<evaluate::Scored>,
 }
 
 /// Playwright's `page.content()`: the doctype and the document element, serialised.
@@ -105,7 +107,7 @@ impl PageReader for Reader<'_> {
     }
 }
 
-/// Scores the attempt. `final_url` is the page the agent ended on; `answer` its stop answer.
+/// Scores the attempt with WebArena's rules. `final_url` is the page the agent ended on; `answer` its stop answer.
 pub async fn score(
     session: &Session,
     task: &Task,
@@ -114,15 +116,28 @@ pub async fn score(
     answer: &str,
     perturbed: bool,
 ) -> Result<Score, BrowserError> {
+    score_with(session, task, ph, final_url, answer, perturbed, Mode::WebArena).await
+}
+
+/// [`score`] under the given evaluator mode (`--evaluator webarena|strict`).
+pub async fn score_with(
+    session: &Session,
+    task: &Task,
+    ph: &Placeholders,
+    final_url: &str,
+    answer: &str,
+    perturbed: bool,
+    mode: Mode,
+) -> Result<Score, BrowserError> {
     let task = task.map_strings(&|s| ph.apply(s));
     let state = FinalState { answer, url: final_url };
     let mut reader = Reader { session, final_url, perturbed, away: false, fatal: None };
-    let opts = Options::default();
+    let opts = Options { mode, ..Options::default() };
     match evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await {
-        Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict }),
+        Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored) }),
         Err(e) => match reader.fatal.take() {
             Some(fatal) => Err(fatal),
-            None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")] }),
+            None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),
         },
     }
 }

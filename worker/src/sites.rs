@@ -2,8 +2,14 @@
 //! a fresh browser logs in to it.
 //!
 //! The [`SiteManager`] trait is the seam; the backends here reach sites by URL:
-//! * [`EnvCtrl`]: WebArena-Verified-style containers reached by URL, reset with
-//!   `POST <base><control_path>/reset` and described by `GET <base><control_path>/status`.
+//! * [`EnvCtrl`]: containers reached by URL. With an entry's `env_ctrl` URL,
+//!   WebArena-Verified's protocol: its env-ctrl server runs on a port of its
+//!   own (the site's port + 1 in WebArena-Verified's table); a reset is
+//!   `POST <env_ctrl>/reset` (or, on images whose server has no such route,
+//!   `POST <env_ctrl>/restart?wait=1`), then the site is health-gated: `GET
+//!   <env_ctrl>/health` (or `/status`) is polled until it answers
+//!   `"success": true`, within `reset_timeout_s`. Without `env_ctrl`, the
+//!   fixture sites' form: `POST <base><control_path>/reset`.
 //! * [`External`]: base URLs plus a reset command run with `sh -c`.
 //!
 //! The embedded fixture sites, served in-process, are a backend of the
@@ -86,6 +92,11 @@ pub trait SiteManager: Send + Sync + 'static {
     fn login_cookies(&self, _site: Site, _version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
         Box::pin(async { Ok(None) })
     }
+    /// Headers every request of a signed-in browser carries (WebArena-Verified's
+    /// auto-login, e.g. `X-M2-Admin-Auto-Login`); empty when the backend has none.
+    fn login_headers(&self, _site: Site, _version: Version) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// The backend's own record of which sites may have changed since their last reset.
     fn dirty_sites(&self) -> &DirtySites;
     /// Whether to reset before an attempt, given the policy and the site's state.
@@ -166,6 +177,15 @@ pub struct SiteEntry {
     /// `external` only: the command that resets this site (run with `sh -c`).
     #[serde(default)]
     pub reset_command: Option<String>,
+    /// WebArena-Verified's env-ctrl server of this site, e.g. `http://host:8024` for GitLab on 8023.
+    #[serde(default)]
+    pub env_ctrl: Option<String>,
+    /// Headers that sign a browser in, e.g. `{"X-M2-Admin-Auto-Login": "admin:admin1234"}`.
+    #[serde(default)]
+    pub auto_login: BTreeMap<String, String>,
+    /// A Playwright `storage_state` file whose cookies sign a browser in.
+    #[serde(default)]
+    pub storage_state: Option<String>,
 }
 
 fn default_control_path() -> String {
@@ -214,6 +234,11 @@ impl Remote {
             if !entry.url.starts_with("http://") && !entry.url.starts_with("https://") {
                 return Err(format!("sites.{image}.url '{}' is not an http(s) URL", entry.url));
             }
+            if let Some(u) = &entry.env_ctrl {
+                if !u.starts_with("http://") && !u.starts_with("https://") {
+                    return Err(format!("sites.{image}.env_ctrl '{u}' is not an http(s) URL"));
+                }
+            }
             if cfg.backend == "external" && entry.reset_command.is_none() {
                 return Err(format!("sites.{image}.reset_command is required by the external backend"));
             }
@@ -241,6 +266,87 @@ impl Remote {
         }
         r.json().await.map_err(|x| err(format!("GET {url}: {x}")))
     }
+
+    /// WebArena-Verified's reset: `POST /reset`, or `POST /restart?wait=1` where the server has no `/reset`.
+    async fn env_ctrl_reset(&self, ctl: &str) -> Result<(), String> {
+        let mut url = format!("{ctl}/reset");
+        let mut r = self.http.post(&url).send().await.map_err(|x| format!("POST {url}: {x}"))?;
+        if r.status() == reqwest::StatusCode::NOT_FOUND {
+            url = format!("{ctl}/restart?wait=1");
+            r = self.http.post(&url).send().await.map_err(|x| format!("POST {url}: {x}"))?;
+        }
+        let status = r.status();
+        let body: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
+        if !status.is_success() || body.get("success").and_then(serde_json::Value::as_bool) == Some(false) {
+            let why =
+                body.get("message").or_else(|| body.get("error")).and_then(serde_json::Value::as_str).unwrap_or("");
+            return Err(format!(
+                "POST {url} answered {status}{}",
+                if why.is_empty() { String::new() } else { format!(": {why}") }
+            ));
+        }
+        Ok(())
+    }
+
+    /// One health probe: `GET /health`, or `/status` where the server has no `/health`; true when it says `success`.
+    pub async fn env_ctrl_healthy(&self, ctl: &str) -> Result<bool, String> {
+        let mut url = format!("{ctl}/health");
+        let probe = Duration::from_secs(10);
+        let mut r = self.http.get(&url).timeout(probe).send().await.map_err(|x| format!("GET {url}: {x}"))?;
+        if r.status() == reqwest::StatusCode::NOT_FOUND {
+            url = format!("{ctl}/status");
+            r = self.http.get(&url).timeout(probe).send().await.map_err(|x| format!("GET {url}: {x}"))?;
+        }
+        let body: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
+        Ok(body.get("success").and_then(serde_json::Value::as_bool).unwrap_or(false))
+    }
+
+    /// Polls the health route until the site is healthy; the caller bounds the wait.
+    async fn wait_healthy(&self, ctl: &str) -> Result<(), String> {
+        let mut pause = Duration::from_millis(100);
+        loop {
+            // A server still restarting may refuse connections: keep polling until the deadline.
+            if let Ok(true) = self.env_ctrl_healthy(ctl).await {
+                return Ok(());
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// `GET <env_ctrl>/config` of a site: its build configuration.
+    pub async fn env_ctrl_config(&self, site: Site, version: Version) -> Result<serde_json::Value, SiteError> {
+        let e = self.entry(site, version)?;
+        let err = |message: String| SiteError::Reset { image: site.image(version), message };
+        let ctl = e.env_ctrl.as_deref().ok_or_else(|| err("the entry has no env_ctrl URL".into()))?;
+        let url = format!("{}/config", ctl.trim_end_matches('/'));
+        let r = self.http.get(&url).timeout(Duration::from_secs(10)).send().await.map_err(|x| err(x.to_string()))?;
+        if !r.status().is_success() {
+            return Err(err(format!("GET {url} answered {}", r.status())));
+        }
+        r.json().await.map_err(|x| err(format!("GET {url}: {x}")))
+    }
+}
+
+/// The cookies of a Playwright `storage_state` file (`{"cookies": [{"name", "value", ...}], "origins": [...]}`).
+pub fn storage_state_cookies(path: &Path) -> Result<Cookies, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("storage_state {}: {e}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("storage_state {}: {e}", path.display()))?;
+    let cookies = v
+        .get("cookies")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| format!("storage_state {}: no \"cookies\" array", path.display()))?;
+    cookies
+        .iter()
+        .map(|c| {
+            let field = |k: &str| c.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+            match (field("name"), field("value")) {
+                (Some(n), Some(v)) => Ok((n, v)),
+                _ => Err(format!("storage_state {}: a cookie without a name or value", path.display())),
+            }
+        })
+        .collect()
 }
 
 impl SiteManager for Remote {
@@ -263,7 +369,17 @@ impl SiteManager for Remote {
             let image = site.image(version);
             let err = |message: String| SiteError::Reset { image: image.clone(), message };
             let limit = Duration::from_secs(self.cfg.reset_timeout_s);
-            if self.cfg.backend == "env-ctrl" {
+            if let (true, Some(ctl)) = (self.cfg.backend == "env-ctrl", &e.env_ctrl) {
+                let ctl = ctl.trim_end_matches('/');
+                let work = async {
+                    self.env_ctrl_reset(ctl).await?;
+                    self.wait_healthy(ctl).await
+                };
+                match tokio::time::timeout(limit, work).await {
+                    Err(_) => Err(err(format!("{ctl} was not healthy within {} s of the reset", limit.as_secs()))),
+                    Ok(r) => r.map_err(err),
+                }
+            } else if self.cfg.backend == "env-ctrl" {
                 let url = format!("{}{}/reset", e.url.trim_end_matches('/'), self.cfg.control_path);
                 let r = self.http.post(&url).send().await.map_err(|x| err(x.to_string()))?;
                 if !r.status().is_success() {
@@ -291,6 +407,24 @@ impl SiteManager for Remote {
 
     fn login_steps(&self, site: Site, version: Version) -> Vec<Step> {
         self.entries.get(&(site, version)).map(|e| e.login.clone()).unwrap_or_default()
+    }
+
+    fn login_headers(&self, site: Site, version: Version) -> Vec<(String, String)> {
+        self.entries
+            .get(&(site, version))
+            .map(|e| e.auto_login.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    fn login_cookies(&self, site: Site, version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
+        Box::pin(async move {
+            let Some(path) = self.entries.get(&(site, version)).and_then(|e| e.storage_state.clone()) else {
+                return Ok(None);
+            };
+            storage_state_cookies(Path::new(&path))
+                .map(Some)
+                .map_err(|message| SiteError::Login { image: site.image(version), message })
+        })
     }
 
     fn policy(&self) -> ResetPolicy {

@@ -129,6 +129,19 @@ cat >/dev/null"#;
     assert!(second.skill_reports.is_empty());
 }
 
+#[tokio::test]
+async fn an_action_webarena_cannot_parse_is_a_move_not_an_agent_error() {
+    let mut agent = CmdAgent::spawn(&sh(r#"echo {\"type\":\"action\",\"action\":\"fly [3]\"}; sleep 5"#))
+        .unwrap()
+        .with_reply_timeout(Duration::from_secs(10));
+    agent.start(brief("x")).await.unwrap();
+    let reply = agent.next(obs(0, "")).await.unwrap();
+    assert_eq!(
+        reply.mv,
+        Move::Action(Action::Invalid { text: "fly [3]".into(), reason: "unknown action 'fly'".into() })
+    );
+}
+
 async fn first_error(command: &str) -> AgentError {
     let mut agent = CmdAgent::spawn(command).unwrap().with_reply_timeout(Duration::from_secs(10));
     agent.start(brief("x")).await.unwrap();
@@ -144,7 +157,6 @@ async fn a_non_json_line_is_malformed() {
 #[tokio::test]
 async fn bad_messages_are_malformed() {
     for line in [
-        r#"{\"type\":\"action\",\"action\":\"fly [3]\"}"#,
         r#"{\"type\":\"action\"}"#,
         r#"{\"type\":\"dance\"}"#,
         r#"{\"type\":\"skill\",\"name\":\"s\",\"args\":{\"a\":[1]}}"#,

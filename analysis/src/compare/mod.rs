@@ -269,7 +269,9 @@ pub fn compare(
             baseline: macro_sr(base),
             candidate: macro_sr(cand),
             delta: Some(d),
-            interval: Some([d - half, d + half]),
+            // A difference of two rates lies in [-100, +100]; the normal approximation of the
+            // macro mean can reach past it with few cells, so the interval is cut to that range.
+            interval: Some([(d - half).max(-100.0), (d + half).min(100.0)]),
             cells: m,
         }
     } else {

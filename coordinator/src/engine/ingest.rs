@@ -22,15 +22,24 @@
 //! as `error` (`record_too_large`) so its unit is retried instead of waiting
 //! forever. A refused record is answered with a `reject` naming its attempt
 //! and stored nowhere.
+//!
+//! A trajectory is taken under the same ownership rule, and only when the key
+//! it names itself by is its attempt's; it is stored (replacing a resent
+//! copy) and answered with `trajectory_ack` once durable, or refused with
+//! `trajectory_reject`. The record the coordinator writes for an attempt it
+//! gave up on carries that reason as its failure category.
 
-use skillshift_common::{AttemptSpec, Outcome, Record};
+use std::sync::Arc;
+
+use skillshift_common::trajectory::Key;
+use skillshift_common::{failure, AttemptSpec, Outcome, Record};
 use skillshift_proto::convert::AttemptKey;
 use skillshift_telemetry::context as trace_context;
 
 use super::units::Slot;
 use super::{Conn, Effect, Engine, Outbound, RECORD_TOO_LARGE};
 use crate::planner;
-use crate::store::{StoreOp, StoredRecord};
+use crate::store::{StoreOp, StoredRecord, StoredTrajectory};
 
 /// Checks `rec`'s identity against the spec of the attempt it claims to be,
 /// filling the identity fields it left out. `Err` is the reason to refuse it.
@@ -121,6 +130,47 @@ impl Engine {
         self.check_budget(idx);
     }
 
+    /// Stores an attempt's trajectory from the worker it was leased to.
+    pub(super) fn ingest_trajectory(
+        &mut self,
+        worker: &str,
+        conn: &Conn,
+        key: AttemptKey,
+        named: &Key,
+        t: Arc<StoredTrajectory>,
+    ) {
+        let refuse = |e: &mut Engine, key: AttemptKey, reason: String| {
+            tracing::warn!(worker, sweep = %key.sweep, unit = key.unit, attempt = key.attempt, %reason, "trajectory refused");
+            let msg = Outbound::TrajectoryReject(key, reason, false);
+            e.effects.push(Effect::Send { worker: worker.to_string(), conn: conn.clone(), msg });
+        };
+        let idx = match self.assigned(&key) {
+            Ok((idx, _)) => idx,
+            Err(reason) => return refuse(self, key, reason),
+        };
+        if !self.holds(worker, idx, &key) {
+            return refuse(self, key.clone(), Self::not_holder(&key));
+        }
+        let s = &self.sweeps[idx];
+        let spec = planner::attempt_spec(
+            &s.meta.id,
+            &s.meta.spec,
+            &s.meta.config_digest,
+            &s.units[key.unit as usize],
+            key.attempt,
+        );
+        if Key::for_attempt(&spec) != *named {
+            let reason = format!(
+                "the trajectory names {} {} rep {} attempt {}, not its attempt's {} {}",
+                named.uid, named.condition, named.rep, named.attempt, spec.uid, spec.condition
+            );
+            return refuse(self, key, reason);
+        }
+        self.ops.push(StoreOp::Trajectory(key.clone(), t));
+        let msg = Outbound::TrajectoryAck(key);
+        self.effects.push(Effect::Send { worker: worker.to_string(), conn: conn.clone(), msg });
+    }
+
     /// A record too large to accept: refused, and its running attempt ends as `error`.
     pub(super) fn too_large(&mut self, worker: &str, conn: &Conn, key: AttemptKey, bytes: usize) {
         let (idx, slot) = match self.assigned(&key) {
@@ -162,6 +212,7 @@ impl Engine {
         let mut rec = Record::for_attempt(&spec);
         rec.outcome = Some(Outcome::Error);
         rec.error = Some(reason.into());
+        rec.failure_category = failure::categorize(Outcome::Error, Some(reason), None);
         rec.worker = Some(worker);
         if let Some(span) = self.spans.end_attempt(key, Outcome::Error.as_str(), Some(reason)) {
             rec.trace_id = trace_context::trace_id(&span);

@@ -37,6 +37,7 @@ mod units;
 mod workers;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use skillshift_common::{AttemptSpec, Record, Site, Version};
@@ -52,7 +53,7 @@ use crate::lease::Leases;
 use crate::limits::Limits;
 use crate::planner::SweepSpec;
 use crate::status::{SweepStatus, WorkerInfo};
-use crate::store::StoreOp;
+use crate::store::{StoreOp, StoredTrajectory};
 
 /// Why an attempt ended without a measurement because its worker vanished.
 pub const WORKER_LOST: &str = "worker_lost";
@@ -85,6 +86,8 @@ pub enum WorkerEvent {
     /// A record whose encoded size (bytes) is past the limit; not converted.
     RecordTooLarge(AttemptKey, usize),
     AckRequest(Vec<AttemptKey>),
+    /// An attempt's whole trajectory, with the key it names itself by.
+    Trajectory(AttemptKey, Box<skillshift_common::trajectory::Key>, Arc<StoredTrajectory>),
 }
 
 /// A message to a worker, converted to the wire at the edge.
@@ -95,6 +98,10 @@ pub enum Outbound {
     Drain(String),
     Ack(Vec<AttemptKey>),
     Reject(AttemptKey, String),
+    /// The attempt's trajectory is durable.
+    TrajectoryAck(AttemptKey),
+    /// The attempt's trajectory is refused for good (`true`: past the size limit).
+    TrajectoryReject(AttemptKey, String, bool),
     /// Ends the session with an `invalid_argument` status.
     Fatal(String),
 }

@@ -168,6 +168,8 @@ impl Harness {
                 StoreOp::ForgetWorker(id) => {
                     workers.remove(id);
                 }
+                // Not part of the engine's state: read by the viewer and exports only.
+                StoreOp::Trajectory(..) => {}
             }
         }
         for (k, a) in attempts {
@@ -780,4 +782,73 @@ fn sweeps_past_the_limits_are_refused_and_the_engine_goes_on() {
         Err(Refused::Full("the coordinator holds 2 sweeps, the limit (--max-sweeps)".into()))
     );
     assert_eq!(h.status(&first).units.total, 4, "the engine still answers");
+}
+
+#[test]
+fn a_trajectory_is_stored_and_acked_only_from_its_holder_and_under_its_own_key() {
+    use skillshift_common::trajectory::Key;
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (w, c) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&w).pop().expect("assignment");
+    let (other, oc) = h.worker(all_hosts(), 1);
+    let _ = h.assigned(&other);
+    let s = &h.e.sweeps[h.e.by_id[&k.sweep]];
+    let spec = crate::planner::attempt_spec(
+        &s.meta.id,
+        &s.meta.spec,
+        &s.meta.config_digest,
+        &s.units[k.unit as usize],
+        k.attempt,
+    );
+    let named = Key::for_attempt(&spec);
+    let t = std::sync::Arc::new(crate::store::StoredTrajectory { compressed: vec![1, 2, 3], screenshots: vec![] });
+    let trajectories = |h: &Harness| h.ops.iter().filter(|op| matches!(op, StoreOp::Trajectory(..))).count();
+    let replies = |h: &mut Harness, who: &str| {
+        let mut out = Vec::new();
+        h.sent.retain(|(x, m)| match m {
+            Outbound::TrajectoryAck(key) if x == who => {
+                out.push(format!("ack {}", key.unit));
+                false
+            }
+            Outbound::TrajectoryReject(key, reason, _) if x == who => {
+                out.push(format!("reject {}: {reason}", key.unit));
+                false
+            }
+            _ => true,
+        });
+        out
+    };
+
+    let event =
+        |key: &AttemptKey, named: &Key| WorkerEvent::Trajectory(key.clone(), Box::new(named.clone()), t.clone());
+    h.step(Input::Worker { worker: other.clone(), conn: oc, event: event(&k, &named) });
+    assert_eq!(trajectories(&h), 0);
+    assert_eq!(
+        replies(&mut h, &other),
+        vec![format!("reject {}: attempt 0 of unit {} was not leased to this worker", k.unit, k.unit)]
+    );
+
+    let mut wrong = named.clone();
+    wrong.rep += 1;
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: event(&k, &wrong) });
+    assert_eq!(trajectories(&h), 0);
+    assert!(replies(&mut h, &w).iter().all(|r| r.starts_with("reject") && r.contains("not its attempt's")));
+
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: event(&k, &named) });
+    assert_eq!(trajectories(&h), 1, "stored once it is its holder's, under its own key");
+    assert_eq!(replies(&mut h, &w), vec![format!("ack {}", k.unit)]);
+}
+
+#[test]
+fn a_lost_workers_attempt_is_recorded_with_the_worker_lost_category() {
+    let mut h = Harness::new();
+    h.submit(spec(2));
+    let (w, _c) = h.worker(all_hosts(), 1);
+    let k = h.assigned(&w).pop().expect("assignment");
+    h.e.end_without_record(&k, WORKER_LOST);
+    // Any next input collects the writes.
+    h.step(Input::Tick);
+    let stored = h.stored(&k).expect("recorded");
+    assert_eq!(stored.record.failure_category.as_deref(), Some("worker_lost"));
 }

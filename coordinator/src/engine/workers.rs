@@ -314,6 +314,7 @@ impl Engine {
             match event {
                 WorkerEvent::Record(key, rec) => self.ingest(worker, &current, key, *rec),
                 WorkerEvent::RecordTooLarge(key, bytes) => self.too_large(worker, &current, key, bytes),
+                WorkerEvent::Trajectory(key, named, t) => self.ingest_trajectory(worker, &current, key, &named, t),
                 _ => {}
             }
             return;
@@ -332,6 +333,7 @@ impl Engine {
             WorkerEvent::Progress(_) => {}
             WorkerEvent::Record(key, rec) => self.ingest(worker, &current, key, *rec),
             WorkerEvent::RecordTooLarge(key, bytes) => self.too_large(worker, &current, key, bytes),
+            WorkerEvent::Trajectory(key, named, t) => self.ingest_trajectory(worker, &current, key, &named, t),
             WorkerEvent::AckRequest(keys) => {
                 for key in keys {
                     if self.stored_real(worker, &key) {

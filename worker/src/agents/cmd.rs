@@ -195,10 +195,8 @@ impl CmdAgent {
                     skill_reports.push(SkillReport { name, ok, error });
                     continue;
                 }
-                AgentLine::Action { action } => Move::Action(
-                    Action::parse(&action)
-                        .map_err(|e| AgentError::Malformed(format!("line {n} of agent output: {e}")))?,
-                ),
+                // An action string WebArena cannot parse is a step with `last_action_error`, not an agent error.
+                AgentLine::Action { action } => Move::Action(Action::parse_lenient(&action)),
                 AgentLine::Skill { name, args } => {
                     if name.trim().is_empty() {
                         return Err(AgentError::Malformed(format!("line {n} of agent output: skill without a name")));

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use skillshift_common::trajectory::LlmCall;
 
 use crate::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
 
@@ -53,6 +54,8 @@ pub struct ReferenceAgent {
     cost_known: bool,
     calls: Vec<LlmCallInfo>,
     hook: Option<LlmCallHook>,
+    /// The calls of the current step, for the trajectory.
+    step_llm: Option<LlmCall>,
 }
 
 impl ReferenceAgent {
@@ -80,6 +83,7 @@ impl ReferenceAgent {
             cost_known: true,
             calls: Vec::new(),
             hook: None,
+            step_llm: None,
         }
     }
 
@@ -126,6 +130,12 @@ impl ReferenceAgent {
         if let Some(hook) = &self.hook {
             hook(&info);
         }
+        let merged = self.step_llm.get_or_insert_with(LlmCall::default);
+        merged.model = info.response_model.clone().unwrap_or_else(|| info.request_model.clone());
+        merged.reply = completion.content.clone();
+        merged.tokens_in += info.tokens_in;
+        merged.tokens_out += info.tokens_out;
+        merged.latency_ms += info.latency.as_millis() as u64;
         self.calls.push(info);
         Ok(completion.content)
     }
@@ -171,6 +181,10 @@ impl Agent for ReferenceAgent {
 
     fn usage(&self) -> Usage {
         self.usage.clone()
+    }
+
+    fn take_llm(&mut self) -> Option<LlmCall> {
+        self.step_llm.take()
     }
 }
 

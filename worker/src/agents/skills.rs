@@ -236,10 +236,11 @@ impl SkillsAgent {
             *waits = 0;
             return match step {
                 Step::Click { .. } | Step::Check { .. } => Move::Action(Action::Click { id }),
-                Step::Fill { text, .. } => Move::Action(Action::Type { id, text, enter: false }),
-                Step::Select { option, .. } => Move::Action(Action::Type { id, text: option, enter: false }),
+                // A skill's fill replaces the field's text, unlike WebArena's appending `type`.
+                Step::Fill { text, .. } => Move::Action(Action::Fill { id, text, enter: false }),
+                Step::Select { option, .. } => Move::Action(Action::Fill { id, text: option, enter: false }),
                 Step::Press { key, .. } if key.eq_ignore_ascii_case("enter") => {
-                    Move::Action(Action::Type { id, text: String::new(), enter: true })
+                    Move::Action(Action::Fill { id, text: String::new(), enter: true })
                 }
                 Step::Press { key, .. } => Move::Action(Action::Press { keys: key }),
                 Step::Hover { .. } => Move::Action(Action::Hover { id }),

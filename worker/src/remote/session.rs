@@ -9,12 +9,25 @@
 //! caller's cancellation: cancelling the worker starts a drain, in which
 //! running attempts finish; only past the drain deadline (or on the
 //! coordinator's `cancel`) are their tokens cancelled.
+//!
+//! Trajectories follow their records: each waits in the outbox and is sent
+//! whole, one at a time, by an upload task on the link's own chunk queue;
+//! after a reconnection every unacknowledged one is sent again. A trajectory
+//! too large for any coordinator never leaves: its attempt's record becomes an
+//! `error` (`trajectory_too_large`) instead, so no attempt silently loses it.
+//!
+//! The worker's credential is kept in its outbox (`identity`), so a worker
+//! restarted on the same outbox (after a crash, say) is the same worker to the
+//! coordinator, which then accepts the records and trajectories it left.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use skillshift_common::{Record, Site, Version};
+use std::collections::VecDeque;
+
+use skillshift_common::blob::{Blob, MAX_BLOB_BYTES};
+use skillshift_common::{Outcome, Record, Site, Version};
 use skillshift_proto::convert::AttemptKey;
 use skillshift_tasks::TaskCenter;
 use skillshift_telemetry::metrics::WorkerMetrics;
@@ -23,7 +36,7 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::outbox::{self, Outbox, OutboxError};
-use super::wire::{Incoming, Link, LinkError, Outgoing, Received};
+use super::wire::{Incoming, Link, LinkError, Outgoing, Received, Uploader};
 use super::{RemoteConfig, RemoteError, Summary};
 use crate::executor::Executor;
 
@@ -31,9 +44,25 @@ use crate::executor::Executor;
 enum Done {
     /// The attempt ended: its slot is free.
     Finished(AttemptKey),
-    /// Its record is on disk (or could not be written).
-    Stored(AttemptKey, Box<Record>, Result<(), OutboxError>),
+    /// Its record is on disk (or could not be written), with its trajectory when it has one.
+    Stored(AttemptKey, Box<Record>, Result<bool, OutboxError>),
+    /// An upload of link generation `.0` ended.
+    Uploaded(u64, AttemptKey, Upload),
 }
+
+/// How an upload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Upload {
+    /// Every chunk went out; the ack follows.
+    Sent,
+    /// The link went down mid-upload: the next link sends it again.
+    LinkDown,
+    /// The outbox file could not be read: it is set aside, the rest go on.
+    Unreadable,
+}
+
+/// The reason of a record whose trajectory was past [`MAX_BLOB_BYTES`] even without screenshots.
+pub const TRAJECTORY_TOO_LARGE: &str = "trajectory_too_large";
 
 /// Shutdown has begun: no new work.
 struct Drain {
@@ -69,11 +98,17 @@ pub(super) struct Session {
     /// Attempts that ended and whose record is still being written to the outbox.
     storing: usize,
     summary: Summary,
+    /// Trajectories to send on this link, in order, and the one being sent.
+    uploads: VecDeque<AttemptKey>,
+    uploading: Option<AttemptKey>,
+    /// Counts links, so a finished upload of an old link is recognised.
+    generation: u64,
 }
 
 impl Session {
     pub(super) fn new(cfg: RemoteConfig, executor: Arc<dyn Executor>) -> Result<Session, RemoteError> {
         let outbox = Outbox::open(&cfg.outbox_dir)?;
+        let worker_id = outbox.identity().unwrap_or_default();
         let hosts = executor.hosts();
         let slots = executor.slots().max(1) as u32;
         let (done_tx, done_rx) = mpsc::channel(2 * slots as usize + 16);
@@ -88,7 +123,7 @@ impl Session {
             running: HashMap::new(),
             done_tx,
             done_rx,
-            worker_id: String::new(),
+            worker_id,
             link: None,
             connected_once: false,
             reconnect_at: Instant::now(),
@@ -96,6 +131,9 @@ impl Session {
             drain: None,
             storing: 0,
             summary: Summary::default(),
+            uploads: VecDeque::new(),
+            uploading: None,
+            generation: 0,
         })
     }
 
@@ -165,6 +203,11 @@ impl Session {
                 if self.worker_id != link.worker_id {
                     tracing::info!(worker = %link.worker_id, "registered with the coordinator");
                 }
+                if self.worker_id != link.worker_id {
+                    if let Err(e) = self.outbox.keep_identity(&link.worker_id) {
+                        tracing::warn!(error = %e, "the worker's identity could not be kept in its outbox");
+                    }
+                }
                 self.worker_id = link.worker_id.clone();
                 self.backoff = self.cfg.min_backoff;
                 self.heartbeat = tokio::time::interval(link.heartbeat);
@@ -173,6 +216,9 @@ impl Session {
                 for (key, record) in self.outbox.pending() {
                     ok &= link.send(Outgoing::Record { key, record });
                 }
+                self.generation += 1;
+                self.uploading = None;
+                self.uploads = self.outbox.pending_trajectories().map(|(k, _)| k.clone()).collect();
                 let free = self.slots.saturating_sub(self.running.len() as u32);
                 if self.drain.is_none() && free > 0 {
                     ok &= link.send(Outgoing::Ready { credits: free });
@@ -182,6 +228,7 @@ impl Session {
                 // A queue that filled already: try again at once.
                 if ok {
                     self.link = Some(link);
+                    self.next_upload();
                 }
             }
             Err(e) => {
@@ -229,17 +276,72 @@ impl Session {
             }
             Done::Stored(key, mut record, result) => {
                 self.storing = self.storing.saturating_sub(1);
-                if let Err(e) = result {
-                    tracing::error!(error = %e, "record could not be made durable; sending it anyway");
-                }
+                let traced = match result {
+                    Ok(traced) => traced,
+                    Err(e) => {
+                        tracing::error!(error = %e, "record could not be made durable; sending it anyway");
+                        false
+                    }
+                };
                 // Not part of the record's identity: which worker ran it, named once the coordinator has.
                 if record.worker.is_none() && !self.worker_id.is_empty() {
                     record.worker = Some(self.worker_id.clone());
                 }
                 let record = *record;
                 self.send(Outgoing::Record { key: &key, record: &record });
-                self.outbox.insert(key, record);
+                self.outbox.insert(key.clone(), record);
+                if traced {
+                    self.outbox.insert_trajectory(key.clone());
+                    self.uploads.push_back(key);
+                    self.next_upload();
+                }
             }
+            Done::Uploaded(generation, key, how) => {
+                if generation != self.generation || self.uploading.as_ref() != Some(&key) {
+                    return;
+                }
+                self.uploading = None;
+                match how {
+                    Upload::Sent => {}
+                    Upload::LinkDown => return,
+                    Upload::Unreadable => match self.outbox.quarantine_trajectory(&key) {
+                        Ok(moved) => tracing::error!(quarantined = ?moved, "unreadable trajectory set aside"),
+                        Err(e) => tracing::error!(error = %e, "unreadable trajectory could not be set aside"),
+                    },
+                }
+                self.next_upload();
+            }
+        }
+    }
+
+    /// Starts sending the next waiting trajectory, when the link is up and none is on its way.
+    fn next_upload(&mut self) {
+        if self.uploading.is_some() {
+            return;
+        }
+        let Some(link) = &self.link else { return };
+        let uploader: Uploader = link.uploader();
+        while let Some(key) = self.uploads.pop_front() {
+            let Some(path) = self.outbox.trajectory_path(&key).cloned() else { continue };
+            self.uploading = Some(key.clone());
+            let (tx, generation, center) = (self.done_tx.clone(), self.generation, self.attempts.clone());
+            self.attempts.spawn("trajectory-upload", move |_| async move {
+                let read = center.spawn_blocking("outbox-read", move || outbox::read_trajectory(&path)).await;
+                let how = match read {
+                    Ok(Ok(blob)) if uploader.send(&key, &blob).await => Upload::Sent,
+                    Ok(Ok(_)) => Upload::LinkDown,
+                    Ok(Err(e)) => {
+                        tracing::error!(error = %e, "trajectory unreadable in the outbox; not sent");
+                        Upload::Unreadable
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "the outbox reader task failed");
+                        Upload::LinkDown
+                    }
+                };
+                let _ = tx.send(Done::Uploaded(generation, key, how)).await;
+            });
+            return;
         }
     }
 
@@ -298,6 +400,15 @@ impl Session {
             Incoming::Reject { key, reason } => {
                 tracing::error!(sweep = %key.sweep, unit = key.unit, attempt = key.attempt, %reason, "coordinator refused a record; dropping it");
                 self.outbox.remove(&key)?;
+                self.outbox.remove_trajectory(&key)?;
+            }
+            Incoming::TrajectoryAck(key) => {
+                self.outbox.remove_trajectory(&key)?;
+            }
+            Incoming::TrajectoryReject { key, reason, too_large } => {
+                let moved = self.outbox.quarantine_trajectory(&key)?;
+                tracing::error!(sweep = %key.sweep, unit = key.unit, attempt = key.attempt, %reason, too_large,
+                    quarantined = ?moved, "coordinator refused a trajectory; quarantined");
             }
         }
         Ok(())
@@ -307,7 +418,7 @@ impl Session {
     /// writes the record to the outbox off the async threads, then reports it.
     fn start(&mut self, key: AttemptKey, spec: skillshift_common::AttemptSpec) {
         let token = self.attempts.token().child_token();
-        let attempt = self.executor.execute(spec, token.clone());
+        let attempt = self.executor.execute_traced(spec, token.clone());
         let tx = self.done_tx.clone();
         let dir = self.outbox.dir().to_path_buf();
         let center = self.attempts.clone();
@@ -316,21 +427,49 @@ impl Session {
         metrics.attempt_started();
         self.attempts.spawn("attempt", move |_| async move {
             // The executor ends the attempt when its own token (a child of this one) is cancelled.
-            let record = attempt.await;
+            let (record, trajectory) = attempt.await;
             metrics.attempt_finished(record.outcome.map_or("error", |o| o.as_str()));
             let _ = tx.send(Done::Finished(k.clone())).await;
-            // fsync off the async threads: the loop keeps serving while the disk works.
-            let (k2, r2, d2) = (k.clone(), record.clone(), dir.clone());
-            let result = match center.spawn_blocking("outbox-write", move || outbox::write_entry(&d2, &k2, &r2)).await {
-                Ok(r) => r,
-                Err(e) => {
-                    Err(OutboxError::Corrupt { path: dir, message: format!("the outbox writer task failed: {e}") })
-                }
-            };
+            // Compression and fsync off the async threads: the loop keeps serving while the disk works.
+            let (k2, d2, fallback) = (k.clone(), dir.clone(), record.clone());
+            let result = center
+                .spawn_blocking("outbox-write", move || {
+                    let (record, blob) = encode(record, trajectory);
+                    let written = outbox::write_entry(&d2, &k2, &record, blob.as_deref()).map(|()| blob.is_some());
+                    (record, written)
+                })
+                .await;
+            let (record, result) = result.unwrap_or_else(|e| {
+                let message = format!("the outbox writer task failed: {e}");
+                (fallback, Err(OutboxError::Corrupt { path: dir, message }))
+            });
             let _ = tx.send(Done::Stored(k, Box::new(record), result)).await;
         });
         self.running.insert(key, token);
     }
+}
+
+/// The trajectory's blob, within [`MAX_BLOB_BYTES`]: without its screenshots if it must; when even
+/// that is too large, none, and the record becomes an `error` that says so.
+fn encode(mut record: Record, trajectory: Option<Blob>) -> (Record, Option<Vec<u8>>) {
+    let Some(mut blob) = trajectory else { return (record, None) };
+    for attempt in 0..2 {
+        match blob.encode() {
+            Ok(bytes) if bytes.len() <= MAX_BLOB_BYTES => return (record, Some(bytes)),
+            Ok(bytes) => tracing::warn!(bytes = bytes.len(), attempt, "trajectory past the blob limit"),
+            Err(e) => {
+                tracing::error!(error = %e, "trajectory could not be encoded");
+                return (record, None);
+            }
+        }
+        blob.screenshots.clear();
+        blob.trajectory.steps.iter_mut().for_each(|s| s.screenshot = None);
+    }
+    record.success = None;
+    record.outcome = Some(Outcome::Error);
+    record.error = Some(TRAJECTORY_TOO_LARGE.to_string());
+    record.failure_category = Some(TRAJECTORY_TOO_LARGE.to_string());
+    (record, None)
 }
 
 /// The link's next message; pending forever without a link.

@@ -13,15 +13,19 @@ use std::time::Duration;
 
 use skillshift_common::{AttemptSpec, Record, Site, Version};
 use skillshift_proto::channel::{self, BearerAuth, ConnectError};
+use skillshift_proto::chunks;
 use skillshift_proto::convert::{self, AttemptKey, WireError};
 use skillshift_proto::v1::{self, worker_client::WorkerClient};
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
 
 use super::RemoteConfig;
 
 /// Messages to the coordinator waiting to be written to the stream.
 const OUTGOING_CAPACITY: usize = 1024;
+/// Trajectory chunks waiting to be written: few, so a large trajectory waits for the network, not memory.
+const BULK_CAPACITY: usize = 4;
 
 type Client = WorkerClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, BearerAuth>>;
 
@@ -104,6 +108,10 @@ pub enum Incoming {
     Ack(Vec<AttemptKey>),
     /// The coordinator refused this record for good.
     Reject { key: AttemptKey, reason: String },
+    /// The coordinator holds this attempt's trajectory durably.
+    TrajectoryAck(AttemptKey),
+    /// The coordinator refused this trajectory for good (`too_large`: past its size limit).
+    TrajectoryReject { key: AttemptKey, reason: String, too_large: bool },
 }
 
 impl TryFrom<v1::CoordinatorMessage> for Incoming {
@@ -122,6 +130,12 @@ impl TryFrom<v1::CoordinatorMessage> for Incoming {
                 Ok(Incoming::Ack(a.attempts.into_iter().filter_map(|r| AttemptKey::try_from(r).ok()).collect()))
             }
             Body::Reject(r) => Ok(Incoming::Reject { key: AttemptKey::try_from(r.attempt)?, reason: r.reason }),
+            Body::TrajectoryAck(a) => Ok(Incoming::TrajectoryAck(AttemptKey::try_from(a.attempt)?)),
+            Body::TrajectoryReject(r) => Ok(Incoming::TrajectoryReject {
+                key: AttemptKey::try_from(r.attempt)?,
+                reason: r.reason,
+                too_large: r.too_large,
+            }),
         }
     }
 }
@@ -143,7 +157,31 @@ pub struct Link {
     /// How often the coordinator wants a heartbeat.
     pub heartbeat: Duration,
     tx: mpsc::Sender<v1::WorkerMessage>,
+    bulk: mpsc::Sender<v1::WorkerMessage>,
     inbound: Streaming<v1::CoordinatorMessage>,
+}
+
+/// Sends trajectory chunks on a link's own small queue, waiting for room, so
+/// a large trajectory never crowds out records and heartbeats.
+#[derive(Clone)]
+pub struct Uploader {
+    bulk: mpsc::Sender<v1::WorkerMessage>,
+}
+
+impl Uploader {
+    /// Sends `blob` in chunks of at most [`chunks::CHUNK_BYTES`]; `false` once the link is gone.
+    pub async fn send(&self, key: &AttemptKey, blob: &[u8]) -> bool {
+        let total = blob.len() as u64;
+        for (offset, data) in chunks::chunks(blob) {
+            let chunk =
+                v1::TrajectoryChunk { attempt: Some(key.into()), total_bytes: total, offset, data: data.to_vec() };
+            let m = v1::WorkerMessage { body: Some(v1::worker_message::Body::TrajectoryChunk(chunk)) };
+            if self.bulk.send(m).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 impl Link {
@@ -171,6 +209,7 @@ impl Link {
             .await?
             .into_inner();
         let (tx, rx) = mpsc::channel(OUTGOING_CAPACITY);
+        let (bulk, bulk_rx) = mpsc::channel(BULK_CAPACITY);
         let hello = v1::Hello {
             worker_id: reply.worker_id.clone(),
             running: running.iter().map(Into::into).collect(),
@@ -179,9 +218,16 @@ impl Link {
         };
         let first = v1::WorkerMessage { body: Some(v1::worker_message::Body::Hello(hello)) };
         tx.try_send(first).map_err(|_| LinkError::Unavailable("outgoing queue full at hello".into()))?;
-        let inbound = client.session(tokio_stream::wrappers::ReceiverStream::new(rx)).await?.into_inner();
+        // Control messages and trajectory chunks share the stream; the hello goes first.
+        let outgoing = tokio_stream::StreamExt::merge(ReceiverStream::new(rx), ReceiverStream::new(bulk_rx));
+        let inbound = client.session(outgoing).await?.into_inner();
         let heartbeat = Duration::from_millis(reply.heartbeat_ms.clamp(50, 60_000));
-        Ok(Link { worker_id: reply.worker_id, heartbeat, tx, inbound })
+        Ok(Link { worker_id: reply.worker_id, heartbeat, tx, bulk, inbound })
+    }
+
+    /// The trajectory sender of this link.
+    pub fn uploader(&self) -> Uploader {
+        Uploader { bulk: self.bulk.clone() }
     }
 
     /// Queues a message for the stream; `false` when the queue is full (the

@@ -1,0 +1,281 @@
+//! `skillshift score`: one task's evaluators on a final state given by hand,
+//! with no agent (`docs/webarena.md`, scoring by hand). The task comes from any
+//! WebArena config file by its own `task_id`; the answer, the final URL and,
+//! optionally, an HTML file standing for the page are the final state. The
+//! rules are `skillshift_common::evaluate`'s, as a run scores; `program_html`
+//! reads pages in headless Chromium (a check's URL, or the `--page` file for
+//! every check), so locators run as they run in an attempt.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use serde::Serialize;
+use serde_json::Value;
+use skillshift_common::evaluate::{self, EvaluatorResult, FinalState, Mode, Options, PageError, PageReader};
+use skillshift_common::task::validate::validate_file;
+use skillshift_common::task::{EvalType, SiteBases, SiteKey, Task};
+use skillshift_common::{Site, Version};
+use skillshift_worker::browser::{BrowserConfig, BrowserError, Driver, Session};
+use skillshift_worker::scorer::{locator_js, CONTENT_JS};
+
+/// What `score` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct ScoreSettings {
+    pub tasks_file: PathBuf,
+    /// The task's own `task_id`.
+    pub task_id: i64,
+    /// The answer of the final `stop`; `None` when the agent never stopped (read as `""`).
+    pub answer: Option<String>,
+    /// The final URL; default the `--page` file's URL, else `""`.
+    pub url: Option<String>,
+    /// An HTML file every `program_html` check reads.
+    pub page: Option<PathBuf>,
+    /// Base URLs by site key; sites not given fall back to the embedded fixture sites.
+    pub sites: Vec<(SiteKey, String)>,
+    pub mode: Mode,
+}
+
+/// The printed result (`--json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScoreReport {
+    pub task_id: i64,
+    pub verdict: String,
+    pub evaluators: Vec<EvaluatorReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EvaluatorReport {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub verdict: String,
+    pub expected: String,
+    pub got: String,
+    pub detail: String,
+}
+
+impl From<&EvaluatorResult> for EvaluatorReport {
+    fn from(e: &EvaluatorResult) -> Self {
+        let kind = serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let detail = match &e.verdict {
+            evaluate::Verdict::Invalid(why) if !e.detail.contains(why.as_str()) => format!("{} ({why})", e.detail),
+            _ => e.detail.clone(),
+        };
+        EvaluatorReport {
+            kind,
+            verdict: e.verdict.as_str().to_string(),
+            expected: e.expected.clone(),
+            got: e.got.clone(),
+            detail,
+        }
+    }
+}
+
+impl ScoreReport {
+    /// The human-readable form: the verdict, then one line per evaluator.
+    pub fn text(&self) -> String {
+        let mut out = format!("task {}: {}\n", self.task_id, self.verdict);
+        for e in &self.evaluators {
+            out.push_str(&format!(
+                "  {} {}: expected {}, got {:?} ({})\n",
+                e.kind, e.verdict, e.expected, e.got, e.detail
+            ));
+        }
+        out
+    }
+}
+
+/// Finds the task by its own id; a file that cannot be read, or a task that
+/// is missing or refused, is an error naming the file and the id.
+pub fn find_task(path: &Path, task_id: i64) -> anyhow::Result<Task> {
+    let report = validate_file(path)?;
+    if let Some(p) = report.problems.iter().find(|p| p.task_id == Some(task_id)) {
+        bail!("{}: task {task_id} does not load: {}: {}", path.display(), p.field, p.message);
+    }
+    report
+        .into_tasks()
+        .into_iter()
+        .find(|t| i64::from(t.task_id) == task_id)
+        .ok_or_else(|| anyhow!("{}: no task with task_id {task_id}", path.display()))
+}
+
+/// The version of the embedded fixture sites a grid file name (`gitlab.v2.json`) names; v1 otherwise.
+fn version_of(path: &Path) -> Version {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    Version::ALL.iter().copied().find(|v| name.contains(&format!(".{v}."))).unwrap_or(Version::V1)
+}
+
+/// Scores the task of `s` and returns the report.
+pub async fn score(s: &ScoreSettings) -> anyhow::Result<ScoreReport> {
+    let task = find_task(&s.tasks_file, s.task_id)?;
+    let page_url = match &s.page {
+        Some(p) => {
+            let abs = std::fs::canonicalize(p).with_context(|| format!("reading the page file {}", p.display()))?;
+            Some(
+                url::Url::from_file_path(&abs)
+                    .map_err(|()| anyhow!("{} is not a file path", abs.display()))?
+                    .to_string(),
+            )
+        }
+        None => None,
+    };
+    let mut bases = SiteBases::default();
+    for (key, base) in &s.sites {
+        bases.insert(*key, base);
+    }
+    // Sites not given: the embedded fixture sites, when the task names one of theirs.
+    let missing: Vec<Site> = task.sites.iter().filter(|k| !bases.0.contains_key(*k)).filter_map(|k| k.grid()).collect();
+    let _embedded = if missing.is_empty() {
+        None
+    } else {
+        let handles =
+            skillshift_sites::serve_all("127.0.0.1", 0).await.context("serving the embedded fixture sites")?;
+        let version = version_of(&s.tasks_file);
+        for site in missing {
+            if let Some(h) = handles.iter().find(|h| h.site == site && h.version == version) {
+                bases.insert(SiteKey::from(site), &h.base_url);
+            }
+        }
+        Some(handles)
+    };
+    let task = task.resolved(&bases);
+    if let Some(left) = skillshift_common::task::site::placeholders_in(&serde_json::to_string(&task.eval)?).first() {
+        bail!("task {} still names {left} after resolving placeholders: give its site with --site NAME=URL", s.task_id);
+    }
+    let answer = s.answer.clone().unwrap_or_default();
+    let final_url = s.url.clone().or_else(|| page_url.clone()).unwrap_or_default();
+    let state = FinalState { answer: &answer, url: &final_url };
+    let opts = Options { mode: s.mode, ..Options::default() };
+
+    let needs_browser = task.eval.eval_types.contains(&EvalType::ProgramHtml) && !task.eval.program_html.is_empty();
+    let scored = if needs_browser {
+        let driver = Driver::new(BrowserConfig::default());
+        let result = async {
+            let session = Session::open(&driver).await.context("starting headless chromium")?;
+            let mut reader = Reader { session: &session, final_url: &final_url, page: page_url.as_deref(), away: true };
+            let r = evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await;
+            session.close().await;
+            r.map_err(|e| anyhow!("scoring task {} stopped: {e}", s.task_id))
+        }
+        .await;
+        driver.shutdown().await;
+        result?
+    } else {
+        let mut reader = NoPage;
+        evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts)
+            .await
+            .map_err(|e| anyhow!("scoring task {} stopped: {e}", s.task_id))?
+    };
+    Ok(ScoreReport {
+        task_id: s.task_id,
+        verdict: scored.verdict.as_str().to_string(),
+        evaluators: scored.evaluators.iter().map(EvaluatorReport::from).collect(),
+    })
+}
+
+/// The page reader when no check reads a page.
+struct NoPage;
+
+impl PageReader for NoPage {
+    async fn open(&mut self, url: &str) -> Result<(), PageError> {
+        Err(PageError::Navigation(format!("no browser to open {url}")))
+    }
+    async fn use_final_page(&mut self) -> Result<(), PageError> {
+        Ok(())
+    }
+    async fn content(&mut self) -> Result<String, PageError> {
+        Ok(String::new())
+    }
+    async fn eval(&mut self, _expression: &str) -> Result<Value, PageError> {
+        Err(PageError::Script("no page".into()))
+    }
+}
+
+/// Headless Chromium as the evaluators' page: with a page file, every check
+/// reads that file, loaded afresh (so each check's `prep_actions` start from
+/// it); without one, a check's URL is loaded and `last` is the final URL.
+struct Reader<'a> {
+    session: &'a Session,
+    final_url: &'a str,
+    page: Option<&'a str>,
+    /// The tab is not on the final page.
+    away: bool,
+}
+
+fn page_error(e: BrowserError, other: fn(String) -> PageError) -> PageError {
+    if e.is_fatal() {
+        PageError::Fatal(e.to_string())
+    } else {
+        other(e.to_string())
+    }
+}
+
+impl Reader<'_> {
+    async fn load(&mut self, url: &str) -> Result<(), PageError> {
+        self.session.goto(url).await.map_err(|e| page_error(e, PageError::Navigation))
+    }
+}
+
+impl PageReader for Reader<'_> {
+    async fn open(&mut self, url: &str) -> Result<(), PageError> {
+        self.away = true;
+        match self.page {
+            Some(p) => self.load(p).await,
+            None => self.load(url).await,
+        }
+    }
+
+    async fn use_final_page(&mut self) -> Result<(), PageError> {
+        if let Some(p) = self.page {
+            return self.load(p).await;
+        }
+        if self.away {
+            self.away = false;
+            if self.final_url.is_empty() {
+                return Err(PageError::Navigation("a 'last' check needs --url or --page".into()));
+            }
+            let url = self.final_url;
+            return self.load(url).await;
+        }
+        Ok(())
+    }
+
+    async fn content(&mut self) -> Result<String, PageError> {
+        match self.session.eval(CONTENT_JS).await {
+            Ok(v) => Ok(v.as_str().unwrap_or("").to_string()),
+            Err(e) => Err(page_error(e, PageError::Script)),
+        }
+    }
+
+    async fn eval(&mut self, expression: &str) -> Result<Value, PageError> {
+        self.session.eval(&locator_js(expression)).await.map_err(|e| page_error(e, PageError::Script))
+    }
+}
+
+/// Parses `NAME=URL` (`gitlab=http://localhost:8023`).
+pub fn parse_site(text: &str) -> Result<(SiteKey, String), String> {
+    let (name, url) = text.split_once('=').ok_or_else(|| format!("--site '{text}' is not NAME=URL"))?;
+    let key: SiteKey = name.trim().parse().map_err(|e| format!("--site '{text}': {e}"))?;
+    let url = url.trim();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!("--site '{text}': the URL must start with http:// or https://"));
+    }
+    Ok((key, url.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sites_parse_as_name_equals_url() {
+        assert_eq!(
+            parse_site("shopping_admin=http://h:7780/admin"),
+            Ok((SiteKey::ShoppingAdmin, "http://h:7780/admin".to_string()))
+        );
+        assert!(parse_site("gitlab").is_err());
+        assert!(parse_site("nowhere=http://x").is_err());
+        assert!(parse_site("gitlab=localhost:8023").is_err());
+        assert_eq!(version_of(Path::new("data/tasks/gitlab.v2.json")), Version::V2);
+        assert_eq!(version_of(Path::new("test.raw.json")), Version::V1);
+    }
+}

@@ -1,0 +1,384 @@
+//! The trajectory of one attempt as it happens (docs/formats.md#trajectories):
+//! the run loop hands each observation, move, skill call, LLM call and the
+//! scorer's evidence to a [`Capture`], which the attempt owns beside its
+//! record. [`Capture::finish`] stamps the outcome and the failure category on
+//! both, keeps the screenshots the policy asks for, and redacts every secret
+//! it was told about (site passwords, session cookies, API tokens) before the
+//! trajectory leaves the worker.
+//!
+//! A step is opened by [`Capture::observed`] and kept once the agent answered
+//! ([`Capture::replied`]), exactly when the record counts it, so a
+//! trajectory's steps equal the record's `steps`.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde_json::Value;
+use skillshift_common::blob::{self, Blob};
+use skillshift_common::evaluate::Scored;
+use skillshift_common::failure;
+use skillshift_common::skills::Step as SkillStep;
+use skillshift_common::trajectory::{
+    screenshot_name, EvaluatorEvidence, LlmCall, ScoreEvidence, ScreenshotPolicy, SkillCall, SkillSubStep, Step,
+    Trajectory,
+};
+use skillshift_common::{AttemptSpec, Outcome, Record};
+
+/// The most characters of one evaluator's `expected` or `got` a trajectory keeps (a page source can be megabytes).
+pub const MAX_EVIDENCE_CHARS: usize = 16 * 1024;
+
+/// Environment variables whose values are secrets wherever they appear.
+const SECRET_VARS: &[&str] = &["OPENAI_API_KEY", "SKILLSHIFT_TOKEN", "ANTHROPIC_API_KEY"];
+
+pub struct Capture {
+    policy: ScreenshotPolicy,
+    trajectory: Trajectory,
+    screenshots: BTreeMap<String, Vec<u8>>,
+    secrets: Vec<String>,
+    /// The step observed and not yet answered.
+    pending: Option<Step>,
+    /// When the current step's observation began.
+    step_started: Instant,
+}
+
+impl Capture {
+    pub fn new(spec: &AttemptSpec, policy: ScreenshotPolicy) -> Self {
+        let mut t = Trajectory::for_attempt(spec, "", "", &spec.agent);
+        t.model = spec.model.clone();
+        let secrets = SECRET_VARS.iter().filter_map(|v| std::env::var(v).ok()).filter(|s| !s.is_empty()).collect();
+        Capture {
+            policy,
+            trajectory: t,
+            screenshots: BTreeMap::new(),
+            secrets,
+            pending: None,
+            step_started: Instant::now(),
+        }
+    }
+
+    pub fn policy(&self) -> ScreenshotPolicy {
+        self.policy
+    }
+
+    /// Whether the page about to be shown is photographed: every page under `all`; under
+    /// `failures` (kept only if the attempt fails) the pages that show an action's error, and
+    /// the last page ([`Capture::wants_final_screenshot`]), which keeps the cost to about one
+    /// screenshot per attempt.
+    pub fn wants_screenshot(&self, after_an_error: bool) -> bool {
+        match self.policy {
+            ScreenshotPolicy::None => false,
+            ScreenshotPolicy::Failures => after_an_error,
+            ScreenshotPolicy::All => true,
+        }
+    }
+
+    /// Whether the page the agent ended on is photographed, for a last step that has none.
+    pub fn wants_final_screenshot(&self) -> bool {
+        self.policy == ScreenshotPolicy::Failures
+            && self.trajectory.steps.last().is_some_and(|s| s.screenshot.is_none())
+    }
+
+    /// The screenshot of the page the agent ended on, attached to the last step.
+    pub fn final_screenshot(&mut self, png: Vec<u8>) {
+        let Some(step) = self.trajectory.steps.last_mut() else { return };
+        let digest = blob::digest(&png);
+        step.screenshot = Some(screenshot_name(&digest));
+        self.screenshots.entry(digest).or_insert(png);
+    }
+
+    /// The task, once known.
+    pub fn task(&mut self, intent: &str, start_url: &str) {
+        self.trajectory.intent = intent.to_string();
+        self.trajectory.start_url = start_url.to_string();
+    }
+
+    /// Values never to store: the site's password fields, cookie values, tokens.
+    pub fn secrets(&mut self, values: impl IntoIterator<Item = String>) {
+        self.secrets.extend(values.into_iter().filter(|s| s.len() >= 3));
+    }
+
+    /// The passwords a list of login steps types.
+    pub fn login_secrets(steps: &[SkillStep]) -> Vec<String> {
+        steps
+            .iter()
+            .filter_map(|s| match s {
+                SkillStep::Fill { target, text } if target.name.to_lowercase().contains("pass") => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A new step: the page the agent is about to be shown.
+    pub fn observed(&mut self, step: u32, url: &str, title: &str, observation: &str, perturbations: Vec<String>) {
+        self.step_started = Instant::now();
+        self.pending = Some(Step {
+            step: step + 1,
+            url: url.to_string(),
+            title: title.to_string(),
+            observation: observation.to_string(),
+            action: None,
+            skill: None,
+            last_action_error: None,
+            perturbations,
+            llm: None,
+            duration_ms: 0,
+            screenshot: None,
+        });
+    }
+
+    /// The screenshot of the pending step's page.
+    pub fn screenshot(&mut self, png: Vec<u8>) {
+        let Some(step) = self.pending.as_mut() else { return };
+        let digest = blob::digest(&png);
+        step.screenshot = Some(screenshot_name(&digest));
+        self.screenshots.entry(digest).or_insert(png);
+    }
+
+    /// The agent answered the pending step (with the error it was shown, and its LLM call, if any).
+    pub fn replied(&mut self, last_action_error: Option<String>, llm: Option<LlmCall>) {
+        if let Some(mut step) = self.pending.take() {
+            step.last_action_error = last_action_error;
+            step.llm = llm;
+            self.trajectory.steps.push(step);
+        }
+    }
+
+    /// The move of the last step was this action (`click [12]`, `stop [answer]`).
+    pub fn action(&mut self, action: String) {
+        if let Some(step) = self.trajectory.steps.last_mut() {
+            step.action = Some(action);
+            step.duration_ms = self.step_started.elapsed().as_millis() as u64;
+        }
+    }
+
+    /// The move of the last step was this skill call.
+    pub fn skill(&mut self, call: SkillCall) {
+        if let Some(step) = self.trajectory.steps.last_mut() {
+            step.skill = Some(call);
+            step.duration_ms = self.step_started.elapsed().as_millis() as u64;
+        }
+    }
+
+    /// The scorer's evidence, each evaluator's `expected` and `got` clipped to [`MAX_EVIDENCE_CHARS`].
+    pub fn score(&mut self, scored: &Scored) {
+        self.trajectory.score = Some(evidence(scored));
+    }
+
+    /// The scorer stopped before deciding (its reason is the evidence).
+    pub fn score_stopped(&mut self, reason: &str) {
+        self.trajectory.score = Some(ScoreEvidence {
+            verdict: "fail".into(),
+            evaluators: vec![EvaluatorEvidence {
+                kind: "scoring".into(),
+                verdict: "fail".into(),
+                expected: String::new(),
+                got: reason.to_string(),
+            }],
+        });
+    }
+
+    /// Ends the capture: stamps outcome, error and failure category on `record`
+    /// and the trajectory, keeps the screenshots the policy wants, redacts.
+    pub fn finish(mut self, record: &mut Record, error_message: Option<&str>) -> Blob {
+        let mut t = self.trajectory;
+        let outcome = record.outcome.unwrap_or(Outcome::Error);
+        t.outcome = outcome;
+        t.error = record.error.clone().map(|reason| match error_message {
+            Some(m) => format!("{reason}: {m}"),
+            None => reason,
+        });
+        record.failure_category = failure::categorize(outcome, record.error.as_deref(), Some(&t));
+        t.failure_category = record.failure_category.clone();
+        let keep = match self.policy {
+            ScreenshotPolicy::None => false,
+            ScreenshotPolicy::Failures => outcome != Outcome::Success,
+            ScreenshotPolicy::All => true,
+        };
+        if !keep {
+            self.screenshots.clear();
+            for s in &mut t.steps {
+                s.screenshot = None;
+            }
+        }
+        self.secrets.sort();
+        self.secrets.dedup();
+        t.redact(&self.secrets);
+        Blob { trajectory: t, screenshots: self.screenshots }
+    }
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= MAX_EVIDENCE_CHARS {
+        return s.to_string();
+    }
+    let kept: String = s.chars().take(MAX_EVIDENCE_CHARS).collect();
+    format!("{kept}… [{} more bytes]", s.len() - kept.len())
+}
+
+fn evidence(scored: &Scored) -> ScoreEvidence {
+    let kind = |k: &skillshift_common::task::EvalType| {
+        serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    };
+    ScoreEvidence {
+        verdict: scored.verdict.as_str().to_string(),
+        evaluators: scored
+            .evaluators
+            .iter()
+            .map(|e| EvaluatorEvidence {
+                kind: kind(&e.kind),
+                verdict: e.verdict.as_str().to_string(),
+                expected: clip(&e.expected),
+                got: clip(&e.got),
+            })
+            .collect(),
+    }
+}
+
+/// A skill call's record: the bound steps it ran, each ok up to `steps_done`,
+/// the next one failed with `error` when the call failed.
+pub fn skill_call(
+    name: &str,
+    args: &BTreeMap<String, String>,
+    bound: &[SkillStep],
+    ok: bool,
+    error: Option<&str>,
+    steps_done: usize,
+) -> SkillCall {
+    let mut steps: Vec<SkillSubStep> = bound.iter().take(steps_done).map(|s| sub_step(s, true, None)).collect();
+    if !ok {
+        if let Some(failed) = bound.get(steps_done) {
+            steps.push(sub_step(failed, false, error));
+        }
+    }
+    SkillCall {
+        name: name.to_string(),
+        args: args.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect(),
+        ok,
+        error: error.map(str::to_string),
+        steps,
+    }
+}
+
+fn sub_step(step: &SkillStep, ok: bool, error: Option<&str>) -> SkillSubStep {
+    let mut v = serde_json::to_value(step).unwrap_or(Value::Null);
+    let action = v.get("action").and_then(Value::as_str).unwrap_or("").to_string();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("action");
+    }
+    let target = match v.get("target") {
+        Some(t) if v.as_object().is_some_and(|o| o.len() == 1) => Some(t.clone()),
+        _ => Some(v),
+    };
+    SkillSubStep { action, target, ok, error: error.map(str::to_string) }
+}
+
+/// The perturbations the page script reports (`relabel:3`, `modal`, `swallowed:<el>`, `late:2`), in
+/// words; `modal` only while the interstitial titled `modal_title` is on the observed page.
+pub fn perturbations(applied: &Value, observation: &str, modal_title: Option<&str>) -> Vec<String> {
+    let Some(items) = applied.as_array() else { return Vec::new() };
+    let mut out = Vec::new();
+    for item in items.iter().filter_map(Value::as_str) {
+        let (kind, detail) = item.split_once(':').unwrap_or((item, ""));
+        let word = match kind {
+            "relabel" if detail != "0" => format!("relabel: {detail} labels"),
+            "reorder" => format!("reorder: {detail} menus"),
+            "late" if detail != "0" => format!("late render: {detail} elements"),
+            "distractors" => "distractors".to_string(),
+            "modal" if modal_title.is_none_or(|t| observation.contains(t)) => failure::MODAL.to_string(),
+            "swallowed" => format!("{}{detail}", failure::SWALLOWED),
+            _ => continue,
+        };
+        if !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use skillshift_common::skills::Target;
+    use skillshift_common::{Condition, Uid};
+
+    fn spec() -> AttemptSpec {
+        AttemptSpec {
+            sweep: "sw".into(),
+            treatment: "T".into(),
+            uid: "skillshift.gitlab.v2.3".parse::<Uid>().expect("uid"),
+            condition: Condition::TgtExec,
+            rep: 0,
+            attempt: 0,
+            seed: 1,
+            max_steps: 5,
+            task_timeout_ms: 1000,
+            agent: "skills".into(),
+            model: None,
+            skills: None,
+            perturbation_profile: None,
+            config_digest: None,
+            traceparent: None,
+            temperature: None,
+            prompt_version: None,
+        }
+    }
+
+    fn click(name: &str) -> SkillStep {
+        SkillStep::Click { target: Target { role: "button".into(), name: name.into(), nth: None } }
+    }
+
+    #[test]
+    fn a_failed_skill_call_names_its_failing_sub_step() {
+        let bound = vec![SkillStep::Goto { url: "http://x/new".into() }, click("Save"), click("Done")];
+        let call = skill_call("save", &BTreeMap::new(), &bound, false, Some("step 1 (click): no element"), 1);
+        assert_eq!(call.steps.len(), 2, "the steps run and the failing one; not the rest");
+        assert_eq!(call.failed_step(), Some(1));
+        assert_eq!(call.steps[1].action, "click");
+        assert_eq!(call.steps[1].target, Some(json!({"role": "button", "name": "Save"})));
+        assert_eq!(call.steps[0].target, Some(json!({"url": "http://x/new"})));
+    }
+
+    #[test]
+    fn steps_are_kept_once_answered_and_secrets_and_success_screenshots_go() {
+        let mut c = Capture::new(&spec(), ScreenshotPolicy::Failures);
+        c.secrets(Capture::login_secrets(&[SkillStep::Fill {
+            target: Target { role: "textbox".into(), name: "Password".into(), nth: None },
+            text: "hunter2pw".into(),
+        }]));
+        c.observed(0, "http://x/", "X", "textbox 'hunter2pw'", vec![]);
+        c.screenshot(b"png".to_vec());
+        c.replied(None, None);
+        c.action("stop [done]".into());
+        c.observed(1, "http://x/", "X", "never answered", vec![]);
+        let mut r = Record::for_attempt(&spec());
+        r.outcome = Some(Outcome::Failure);
+        let blob = c.finish(&mut r, None);
+        assert_eq!(blob.trajectory.steps.len(), 1);
+        assert_eq!(blob.trajectory.steps[0].observation, "textbox '[redacted]'");
+        assert_eq!(blob.screenshots.len(), 1, "a failure keeps its screenshots");
+        assert_eq!(r.failure_category.as_deref(), Some("unexplained"));
+        assert_eq!(blob.trajectory.failure_category, r.failure_category);
+
+        let mut c = Capture::new(&spec(), ScreenshotPolicy::Failures);
+        c.observed(0, "http://x/", "X", "", vec![]);
+        c.screenshot(b"png".to_vec());
+        c.replied(None, None);
+        let mut r = Record::for_attempt(&spec());
+        r.outcome = Some(Outcome::Success);
+        let blob = c.finish(&mut r, None);
+        assert!(blob.screenshots.is_empty() && blob.trajectory.steps[0].screenshot.is_none());
+        assert_eq!(r.failure_category, None);
+    }
+
+    #[test]
+    fn perturbations_are_in_words_and_the_modal_only_while_shown() {
+        let applied = json!(["relabel:3", "relabel:0", "modal", "swallowed:button Save", "late:0", "distractors"]);
+        assert_eq!(
+            perturbations(&applied, "dialog 'Before you continue'", Some("Before you continue")),
+            vec!["relabel: 3 labels", "modal", "swallowed click: button Save", "distractors"]
+        );
+        assert!(!perturbations(&applied, "gone", Some("Before you continue")).contains(&"modal".to_string()));
+        assert!(perturbations(&Value::Null, "", None).is_empty());
+    }
+}

@@ -1,0 +1,290 @@
+//! Chrome DevTools over the browser's own WebSocket.
+//!
+//! One [`Connection`] per browser carries every command of every page session
+//! (flat mode: `Target.attachToTarget` with `flatten`, each message tagged with
+//! its `sessionId`), matched to its answer by id. Events are fanned out to
+//! whoever subscribed for that session, through bounded channels. Every call
+//! has a deadline; when the socket closes, every waiting call fails at once.
+//! `docs/performance.md` says why this is a small multiplexer over
+//! tokio-tungstenite rather than a full CDP crate.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The largest DevTools message accepted (a 5,000-node accessibility tree is a few MB).
+const MAX_MESSAGE: usize = 256 << 20;
+/// Commands waiting to be written to the socket.
+const OUTBOX: usize = 256;
+/// Events buffered per subscriber; later ones are dropped (a subscriber re-checks the page anyway).
+const EVENT_BUFFER: usize = 512;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CallError {
+    #[error("{0}")]
+    Protocol(String),
+    #[error("devtools connection lost: {0}")]
+    Lost(String),
+    #[error("no answer within {0} ms")]
+    Timeout(u128),
+}
+
+type Reply = Result<Box<RawValue>, CallError>;
+/// A subscriber: the session it listens to (`None` for the browser) and its channel.
+type Listener = (Option<String>, mpsc::Sender<Event>);
+
+/// One DevTools event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub method: String,
+    pub params: Value,
+}
+
+struct Shared {
+    next: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    /// Subscriber id -> its listener.
+    listeners: Mutex<HashMap<u64, Listener>>,
+    lost: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn lose(&self, why: &str) {
+        if let Ok(mut l) = self.lost.lock() {
+            l.get_or_insert_with(|| why.to_string());
+        }
+        let waiting: Vec<_> = self.pending.lock().map(|mut p| p.drain().collect()).unwrap_or_default();
+        for (_, tx) in waiting {
+            let _ = tx.send(Err(CallError::Lost(why.to_string())));
+        }
+        if let Ok(mut l) = self.listeners.lock() {
+            l.clear();
+        }
+    }
+
+    fn lost(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|l| l.clone())
+    }
+}
+
+/// One WebSocket to a browser. Dropping it closes the socket.
+pub struct Connection {
+    out: mpsc::Sender<String>,
+    shared: Arc<Shared>,
+    tasks: skillshift_tasks::TaskCenter,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.tasks.cancel();
+    }
+}
+
+#[derive(Deserialize)]
+struct Incoming {
+    id: Option<u64>,
+    method: Option<String>,
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+    params: Option<Box<RawValue>>,
+    result: Option<Box<RawValue>>,
+    error: Option<ErrorBody>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    data: Option<String>,
+}
+
+impl Connection {
+    /// Opens the browser's WebSocket (`webSocketDebuggerUrl` of `/json/version`).
+    pub async fn connect(ws_url: &str, limit: Duration) -> Result<Connection, CallError> {
+        let mut config = WebSocketConfig::default();
+        config.max_message_size = Some(MAX_MESSAGE);
+        config.max_frame_size = Some(MAX_MESSAGE);
+        let (ws, _) =
+            tokio::time::timeout(limit, tokio_tungstenite::connect_async_with_config(ws_url, Some(config), true))
+                .await
+                .map_err(|_| CallError::Timeout(limit.as_millis()))?
+                .map_err(|e| CallError::Lost(format!("cannot open {ws_url}: {e}")))?;
+        let shared = Arc::new(Shared {
+            next: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(HashMap::new()),
+            lost: Mutex::new(None),
+        });
+        let (out, mut rx) = mpsc::channel::<String>(OUTBOX);
+        let tasks = skillshift_tasks::TaskCenter::new("devtools");
+        let s = shared.clone();
+        tasks.spawn("devtools-socket", move |token| async move {
+            let (mut sink, mut stream) = ws.split();
+            let why = loop {
+                tokio::select! {
+                    _ = token.cancelled() => {
+                        let _ = tokio::time::timeout(Duration::from_millis(200), sink.close()).await;
+                        break "the connection was closed".to_string();
+                    }
+                    text = rx.recv() => {
+                        let Some(text) = text else { break "the connection was dropped".to_string() };
+                        if let Err(e) = sink.send(Message::text(text)).await {
+                            break format!("write failed: {e}");
+                        }
+                    }
+                    msg = stream.next() => match msg {
+                        Some(Ok(Message::Text(t))) => dispatch(&s, t.as_str()),
+                        Some(Ok(Message::Binary(b))) => {
+                            if let Ok(t) = std::str::from_utf8(&b) {
+                                dispatch(&s, t);
+                            }
+                        }
+                        Some(Ok(Message::Close(_))) | None => break "the browser closed the socket".to_string(),
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => break format!("read failed: {e}"),
+                    }
+                }
+            };
+            s.lose(&why);
+        });
+        Ok(Connection { out, shared, tasks })
+    }
+
+    /// True once the socket is gone.
+    pub fn is_lost(&self) -> bool {
+        self.shared.lost().is_some()
+    }
+
+    /// Sends `method` to `session` (or to the browser for `None`) and returns its raw result.
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: &Value,
+        limit: Duration,
+    ) -> Result<Box<RawValue>, CallError> {
+        if let Some(why) = self.shared.lost() {
+            return Err(CallError::Lost(why));
+        }
+        let id = self.shared.next.fetch_add(1, Ordering::Relaxed);
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.shared.pending.lock() {
+            p.insert(id, tx);
+        }
+        let answer = tokio::time::timeout(limit, async {
+            self.out.send(msg.to_string()).await.map_err(|_| CallError::Lost("the socket task ended".into()))?;
+            rx.await.map_err(|_| CallError::Lost("the socket task ended".into()))?
+        })
+        .await;
+        if let Ok(mut p) = self.shared.pending.lock() {
+            p.remove(&id);
+        }
+        answer.map_err(|_| CallError::Timeout(limit.as_millis()))?
+    }
+
+    /// Events of `session` from now on, until the returned subscription is dropped.
+    pub fn events(&self, session: Option<&str>) -> Events {
+        let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+        let id = self.shared.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut l) = self.shared.listeners.lock() {
+            l.insert(id, (session.map(str::to_string), tx));
+        }
+        Events { rx, id, shared: self.shared.clone() }
+    }
+}
+
+fn dispatch(shared: &Shared, text: &str) {
+    let Ok(m) = serde_json::from_str::<Incoming>(text) else {
+        tracing::debug!(len = text.len(), "unreadable devtools message");
+        return;
+    };
+    if let Some(id) = m.id {
+        let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        if let Some(tx) = waiter {
+            let reply = match (m.result, m.error) {
+                (_, Some(e)) => Err(CallError::Protocol(match e.data {
+                    Some(d) if !d.is_empty() => format!("{} ({d})", e.message),
+                    _ => e.message,
+                })),
+                (Some(r), None) => Ok(r),
+                (None, None) => RawValue::from_string("{}".into()).map_err(|e| CallError::Protocol(e.to_string())),
+            };
+            let _ = tx.send(reply);
+        }
+        return;
+    }
+    let Some(method) = m.method else { return };
+    let Ok(listeners) = shared.listeners.lock() else { return };
+    let mut params = None;
+    for (session, tx) in listeners.values() {
+        if session.as_deref() == m.session_id.as_deref() {
+            let p = params.get_or_insert_with(|| {
+                m.params.as_ref().and_then(|p| serde_json::from_str::<Value>(p.get()).ok()).unwrap_or(Value::Null)
+            });
+            let _ = tx.try_send(Event { method: method.clone(), params: p.clone() });
+        }
+    }
+}
+
+/// A subscription to one session's events.
+pub struct Events {
+    rx: mpsc::Receiver<Event>,
+    id: u64,
+    shared: Arc<Shared>,
+}
+
+impl Events {
+    /// The next event, waiting at most `limit`; `None` on timeout or when the socket is gone.
+    pub async fn next_within(&mut self, limit: Duration) -> Option<Event> {
+        tokio::time::timeout(limit, self.rx.recv()).await.ok().flatten()
+    }
+
+    /// An event already received, without waiting.
+    pub fn try_next(&mut self) -> Option<Event> {
+        self.rx.try_recv().ok()
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        if let Ok(mut l) = self.shared.listeners.lock() {
+            l.remove(&self.id);
+        }
+    }
+}
+
+/// The browser's WebSocket URL from its DevTools HTTP endpoint (`host:port`).
+pub async fn browser_ws_url(debugger_address: &str, limit: Duration) -> Result<String, CallError> {
+    let url = format!("http://{debugger_address}/json/version");
+    let client = reqwest::Client::builder()
+        .timeout(limit)
+        .no_proxy()
+        .build()
+        .map_err(|e| CallError::Lost(format!("http client: {e}")))?;
+    let v: Value = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| CallError::Lost(format!("{url}: {e}")))?
+        .json()
+        .await
+        .map_err(|e| CallError::Lost(format!("{url}: {e}")))?;
+    v.get("webSocketDebuggerUrl")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| CallError::Protocol(format!("{url} has no webSocketDebuggerUrl")))
+}

@@ -1,0 +1,249 @@
+//! The tabs of one attempt, as WebArena keeps the pages of its browser
+//! context: an ordered list (tab 0 first), one of them current. `new_tab`
+//! opens a blank tab and makes it current; `tab_focus [i]` makes tab `i`
+//! current; `close_tab` closes the current tab and makes the last one current
+//! (opening a blank one when none is left). Tabs the page opens itself
+//! (`target=_blank`, `window.open`) join the end of the list when next seen,
+//! as they join WebArena's `context.pages`, without becoming current.
+//!
+//! The observation starts with the tab list WebArena prints
+//! (`Tab 0 (current): Title | Tab 1: Other`); the scorer reads the current tab.
+//! Tabs are WebDriver windows (a window handle is its DevTools target id).
+
+use std::time::Duration;
+
+use fantoccini::wd::WindowHandle;
+use serde_json::json;
+
+use crate::action::Action;
+use crate::actions::{self, ActError};
+use crate::axtree::{self, Snapshot};
+use crate::browser::{deadline, BrowserError, Session};
+
+/// How long one window operation may take.
+const WINDOW_LIMIT: Duration = Duration::from_secs(10);
+
+/// The attempt's tabs, in WebArena's order.
+// A std mutex: held to read or edit the list, never across an await.
+pub struct Tabs {
+    order: std::sync::Mutex<Vec<String>>,
+    /// Headers every tab's requests carry (auto-login), as Playwright's context-wide `extra_http_headers`.
+    headers: std::sync::Mutex<Option<serde_json::Value>>,
+}
+
+fn wd_error(e: fantoccini::error::CmdError) -> BrowserError {
+    use fantoccini::error::CmdError;
+    match e {
+        CmdError::Standard(wd) => BrowserError::WebDriver(format!("{}: {}", wd.error, wd.message)),
+        CmdError::Failed(e) => BrowserError::Lost(e.to_string()),
+        CmdError::FailedC(e) => BrowserError::Lost(e.to_string()),
+        CmdError::Lost(e) => BrowserError::Lost(e.to_string()),
+        other => BrowserError::WebDriver(other.to_string()),
+    }
+}
+
+impl Tabs {
+    /// The session's current window as tab 0 (and its other windows after it).
+    pub async fn adopt(session: &Session) -> Result<Tabs, BrowserError> {
+        let current = current(session).await?;
+        let tabs = Tabs { order: std::sync::Mutex::new(vec![current]), headers: std::sync::Mutex::new(None) };
+        tabs.sync(session).await?;
+        Ok(tabs)
+    }
+
+    /// Makes every tab, the current one and those opened later, send `headers` with each request.
+    pub async fn set_headers(&self, session: &Session, headers: &[(String, String)]) -> Result<(), BrowserError> {
+        let map: serde_json::Map<String, serde_json::Value> =
+            headers.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+        let value = serde_json::Value::Object(map);
+        if let Ok(mut h) = self.headers.lock() {
+            *h = Some(value.clone());
+        }
+        send_headers(session, &value).await
+    }
+
+    async fn apply_headers(&self, session: &Session) -> Result<(), BrowserError> {
+        let headers = self.headers.lock().ok().and_then(|h| h.clone());
+        match headers {
+            Some(h) => send_headers(session, &h).await,
+            None => Ok(()),
+        }
+    }
+
+    fn order(&self) -> Vec<String> {
+        self.order.lock().map(|o| o.clone()).unwrap_or_default()
+    }
+
+    fn set_order(&self, order: Vec<String>) {
+        if let Ok(mut o) = self.order.lock() {
+            *o = order;
+        }
+    }
+
+    /// Brings the list up to date: closed windows leave it, windows the page
+    /// opened join its end. Returns the list.
+    pub async fn sync(&self, session: &Session) -> Result<Vec<String>, BrowserError> {
+        let open: Vec<String> =
+            deadline("window handles", WINDOW_LIMIT, async { session.webdriver().windows().await.map_err(wd_error) })
+                .await?
+                .into_iter()
+                .map(String::from)
+                .collect();
+        let mut order: Vec<String> = self.order().into_iter().filter(|h| open.contains(h)).collect();
+        for h in open {
+            if !order.contains(&h) {
+                order.push(h);
+            }
+        }
+        self.set_order(order.clone());
+        Ok(order)
+    }
+
+    /// Opens a blank tab at the end of the list and makes it current.
+    pub async fn new_tab(&self, session: &Session) -> Result<(), BrowserError> {
+        let handle = deadline("new tab", WINDOW_LIMIT, async {
+            let h = session.webdriver().new_window(true).await.map_err(wd_error)?.handle;
+            session.webdriver().switch_to_window(h.clone()).await.map_err(wd_error)?;
+            Ok(h)
+        })
+        .await?;
+        let mut order = self.sync(session).await?;
+        let id = String::from(handle);
+        order.retain(|h| *h != id);
+        order.push(id);
+        self.set_order(order);
+        enable(session).await?;
+        self.apply_headers(session).await
+    }
+
+    /// Makes tab `index` current; an index past the list is an action error.
+    pub async fn focus(&self, session: &Session, index: usize) -> Result<(), ActError> {
+        let order = self.sync(session).await?;
+        let Some(handle) = order.get(index).cloned() else {
+            return Err(ActError::Failed(format!("there is no tab {index} ({} open)", order.len())));
+        };
+        switch(session, &handle).await?;
+        Ok(())
+    }
+
+    /// Closes the current tab; the last tab left becomes current, or a new
+    /// blank one when it was the only tab.
+    pub async fn close_current(&self, session: &Session) -> Result<(), BrowserError> {
+        let closing = current(session).await?;
+        if self.sync(session).await?.len() <= 1 {
+            // Closing a session's last window would end the browser: open the replacement first.
+            self.new_tab(session).await?;
+            switch(session, &closing).await?;
+        }
+        deadline("close tab", WINDOW_LIMIT, async { session.webdriver().close_window().await.map_err(wd_error) })
+            .await?;
+        let mut order = self.order();
+        order.retain(|h| *h != closing);
+        self.set_order(order);
+        let order = self.sync(session).await?;
+        let last = order.last().cloned().ok_or_else(|| BrowserError::Session("no tab is left open".into()))?;
+        switch(session, &last).await
+    }
+
+    /// WebArena's tab line: `Tab 0 (current): Title | Tab 1: Title`, each
+    /// title the tab's `document.title` (read by visiting the tab, since
+    /// DevTools' target titles fall back to the URL).
+    pub async fn header(&self, session: &Session) -> Result<String, BrowserError> {
+        self.header_with(session, None).await
+    }
+
+    /// [`Tabs::header`], given the current tab's title when the caller has just read it.
+    async fn header_with(&self, session: &Session, title: Option<&str>) -> Result<String, BrowserError> {
+        let order = self.sync(session).await?;
+        if let (1, Some(t)) = (order.len(), title) {
+            return Ok(format!("Tab 0 (current): {t}"));
+        }
+        let current = current(session).await?;
+        let mut parts = Vec::with_capacity(order.len());
+        for (i, h) in order.iter().enumerate() {
+            if *h == current {
+                parts.push(format!("Tab {i} (current): {}", session.title().await?));
+            } else {
+                switch_quietly(session, h).await?;
+                let title = session.title().await;
+                switch_quietly(session, &current).await?;
+                parts.push(format!("Tab {i}: {}", title?));
+            }
+        }
+        Ok(parts.join(" | "))
+    }
+
+    /// Opens a start URL of ` |AND| `-joined start URLs in a tab of its own, as
+    /// WebArena does; the first tab stays current.
+    pub async fn open_start_urls(&self, session: &Session, urls: &[String]) -> Result<(), BrowserError> {
+        let first = current(session).await?;
+        for url in urls.iter().skip(1) {
+            self.new_tab(session).await?;
+            session.goto(url).await?;
+        }
+        if urls.len() > 1 {
+            switch(session, &first).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The current window's handle.
+async fn current(session: &Session) -> Result<String, BrowserError> {
+    deadline("current window", WINDOW_LIMIT, async { session.webdriver().window().await.map_err(wd_error) })
+        .await
+        .map(String::from)
+}
+
+/// Makes a tab current for WebDriver only (no raise, no accessibility), to read it.
+async fn switch_quietly(session: &Session, handle: &str) -> Result<(), BrowserError> {
+    let h = WindowHandle::try_from(handle.to_string())
+        .map_err(|e| BrowserError::Session(format!("window handle '{handle}': {e}")))?;
+    deadline("switch tab", WINDOW_LIMIT, async { session.webdriver().switch_to_window(h).await.map_err(wd_error) })
+        .await
+}
+
+async fn switch(session: &Session, handle: &str) -> Result<(), BrowserError> {
+    switch_quietly(session, handle).await?;
+    // WebArena's bring_to_front; a tab that cannot be raised is still current for WebDriver.
+    let _ = session.cdp("Target.activateTarget", json!({"targetId": handle})).await;
+    enable(session).await
+}
+
+async fn send_headers(session: &Session, headers: &serde_json::Value) -> Result<(), BrowserError> {
+    session.cdp("Network.enable", json!({})).await?;
+    session.cdp("Network.setExtraHTTPHeaders", json!({"headers": headers})).await.map(|_| ())
+}
+
+/// Keeps Chrome's accessibility tree alive in the current tab, as every tab of a session does.
+async fn enable(session: &Session) -> Result<(), BrowserError> {
+    match session.cdp("Accessibility.enable", json!({})).await {
+        Err(e) if e.is_fatal() => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// One observation of the current tab, headed by the tab list.
+pub async fn observe(session: &Session, tabs: &Tabs) -> Result<Snapshot, BrowserError> {
+    let mut snap = axtree::observe(session).await?;
+    let header = tabs.header_with(session, Some(&snap.title)).await?;
+    let body = snap.text.split_once("\n\n").map_or("", |(_, b)| b).to_string();
+    snap.text = format!("{header}\n\n{body}");
+    Ok(snap)
+}
+
+/// Executes one action with the attempt's tabs: tab actions here, the rest by
+/// [`actions::execute`] on the current tab.
+pub async fn execute(
+    session: &Session,
+    tabs: &Tabs,
+    action: &Action,
+    resolve: impl Fn(u64) -> Option<i64>,
+) -> Result<(), ActError> {
+    match action {
+        Action::NewTab => Ok(tabs.new_tab(session).await?),
+        Action::TabFocus { index } => tabs.focus(session, *index).await,
+        Action::CloseTab => Ok(tabs.close_current(session).await?),
+        other => actions::execute(session, other, resolve).await,
+    }
+}

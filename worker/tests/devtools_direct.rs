@@ -1,0 +1,93 @@
+//! DevTools over the browser's own socket: the session uses it, reports URL and
+//! title as WebDriver does, and a step settles on what the page says: a form
+//! post answered late is waited for, a 204 and a click that navigates nowhere
+//! end at once, and a scroll has moved the page when it returns.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use axum::response::Html;
+use axum::routing::{get, post};
+use skillshift_worker::action::Action;
+use skillshift_worker::axtree::observe;
+use skillshift_worker::browser::{BrowserConfig, Driver, Session};
+
+const HOME: &str = r#"<!doctype html><title>Home</title>
+<form action="/slow" method="post"><input name="q" value="x"><button type="submit">Send</button></form>
+<a href="/nothing">Nothing</a> <button onclick="this.dataset.n = 1">Inert</button>
+<div style="height:4000px"></div>"#;
+
+async fn serve() -> String {
+    let app = axum::Router::new()
+        .route("/", get(|| async { Html(HOME) }))
+        .route("/untitled", get(|| async { Html("<!doctype html><p>no title here</p>") }))
+        .route(
+            "/slow",
+            post(|| async {
+                tokio::time::sleep(Duration::from_millis(400)).await;
+                Html("<!doctype html><title>Done</title><p>posted</p>")
+            }),
+        )
+        .route("/nothing", get(|| async { StatusCode::NO_CONTENT }));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+fn id_of(text: &str, needle: &str) -> u64 {
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in\n{text}"));
+    let l = line.trim_start();
+    l[1..l.find(']').unwrap()].parse().unwrap()
+}
+
+async fn act(s: &Session, action: Action) -> Duration {
+    let snap = observe(s).await.unwrap();
+    let t = Instant::now();
+    skillshift_worker::actions::execute(s, &action, |i| snap.ids.get(&i).copied()).await.unwrap();
+    t.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_devtools_report_like_webdriver_and_settle_on_events() {
+    let base = serve().await;
+    let driver = Driver::new(BrowserConfig::default());
+    let s = Session::open(&driver).await.unwrap();
+    assert!(s.is_direct(), "the browser's own devtools socket is used");
+
+    // URL and title as chromedriver reports them: a page without a title is titled by its URL.
+    s.goto(&format!("{base}/untitled")).await.unwrap();
+    assert_eq!(s.url().await.unwrap(), format!("{base}/untitled"));
+    assert_eq!(s.title().await.unwrap(), format!("{base}/untitled"));
+
+    s.goto(&format!("{base}/")).await.unwrap();
+    let snap = observe(&s).await.unwrap();
+    assert!(snap.text.starts_with("Tab 0 (current): Home\n\n"), "{}", snap.text);
+
+    // A click that changes nothing but the page's own state ends without waiting for anything.
+    let inert = id_of(&snap.text, "button 'Inert'");
+    act(&s, Action::Click { id: inert }).await;
+    assert_eq!(s.eval("document.querySelectorAll('button')[1].dataset.n").await.unwrap(), "1");
+    assert_eq!(s.title().await.unwrap(), "Home");
+
+    // A scroll has moved the page when it returns.
+    act(&s, Action::Scroll { down: true }).await;
+    assert!(s.eval("scrollY").await.unwrap().as_f64().unwrap() > 0.0, "the wheel scrolled the page");
+
+    // A link answered with 204 starts a navigation that never commits: the step still ends soon.
+    let snap = observe(&s).await.unwrap();
+    let took = act(&s, Action::Click { id: id_of(&snap.text, "link 'Nothing'") }).await;
+    assert!(took < Duration::from_secs(8), "a 204 does not wait out the settle deadline ({took:?})");
+    assert_eq!(s.title().await.unwrap(), "Home");
+
+    // A form post answered 400 ms later is waited for: the next observation is the new page.
+    let snap = observe(&s).await.unwrap();
+    act(&s, Action::Click { id: id_of(&snap.text, "button 'Send'") }).await;
+    let after = observe(&s).await.unwrap();
+    assert!(after.text.starts_with("Tab 0 (current): Done\n\n"), "{}", after.text);
+    assert_eq!(after.url, format!("{base}/slow"));
+
+    s.close().await;
+    driver.shutdown().await;
+}
