@@ -1,7 +1,8 @@
 //! The viewer in real headless Chromium: from the index to a failing
 //! tgt-exec attempt, checking its steps, its failure category, the failing
-//! skill sub-step, the marked perturbation and the screenshot, then saving a
-//! picture of the page as `docs/viewer.png` for the README.
+//! skill sub-step, the marked perturbation, the screenshot, the escaping of
+//! hostile text and the side-by-side view. (The README's picture comes from
+//! the root package's `tests/view_browser.rs`, over a real `local` run.)
 //!
 //! The export is hand-built with the project's types (tests/common); its one
 //! screenshot is a real PNG Chromium takes of a small page first.
@@ -136,9 +137,6 @@ async fn from_the_index_to_a_failing_tgt_exec_attempt_in_chromium() {
     )
     .await;
 
-    let page = s.screenshot().await.expect("page screenshot");
-    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/viewer.png");
-    std::fs::write(&out, &page).expect("write docs/viewer.png");
     s.close().await;
     driver.shutdown().await;
 }
