@@ -50,6 +50,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Score one task's evaluators against a final state given by hand, with no agent.
     Score(cmd::score::Args),
+    /// Serve the trajectory viewer over an export directory.
+    View(cmd::view::Args),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::Sites(a) => cmd::sites::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Score(a) => cmd::score::run(a),
+        Command::View(a) => cmd::view::run(a),
     };
     match result {
         Ok(code) => code,

@@ -97,7 +97,8 @@ fn json_summary_follows_each_easy_to_get_wrong_rule() {
             "ledger",
             "reliability",
             "cost",
-            "gates"
+            "gates",
+            "failure_categories"
         ]
     );
     assert_eq!(v["schema"], "skillshift.summary/1");

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::failures::{self, FailureCategories};
 use crate::ledger::{ledger, Ledger};
 use crate::outcome::{units, Unit};
 use crate::records::TreatmentRecords;
@@ -124,6 +125,8 @@ pub struct Analysis {
     pub usage: Populations,
     /// Some record says a `--simulate` worker made it up.
     pub simulated: bool,
+    /// Non-success attempts by failure category, per cell.
+    pub failures: FailureCategories,
 }
 
 /// Analyse one treatment.
@@ -143,6 +146,7 @@ pub fn analyse(t: &TreatmentRecords) -> Analysis {
         reliability: reliability(&units, reps.len() as u32),
         usage: populations(&t.rows, units.len() as u64),
         simulated: t.rows.iter().any(|r| r.simulated),
+        failures: failures::group(&t.failures),
         units,
     }
 }

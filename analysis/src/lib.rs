@@ -8,6 +8,7 @@
 //! * [`cells`]: per-cell SR, AS, ASC, SFR, marginals and invocation counts.
 //! * [`ledger`]: attempts, units, rates and latency beside the rates (docs/formats.md#ledger).
 //! * [`usage`]: LLM calls, tokens and cost by population, and the summary's `cost` block (docs/formats.md#cost).
+//! * [`failures`]: non-success attempts by failure category per cell, with representative trajectories.
 //! * [`interval`]: Wilson and stratified Wilson 95% intervals beside SR and the ledger rates (docs/formats.md#intervals).
 //! * [`reliability`]: pass@k and pass^k over repetitions.
 //! * [`summary`]: the `skillshift.summary/1` object (docs/formats.md#summary).
@@ -23,6 +24,7 @@
 pub mod calibration;
 pub mod cells;
 pub mod compare;
+pub mod failures;
 pub mod gates;
 pub mod interval;
 pub mod leaderboard;

@@ -85,6 +85,20 @@ pub struct TreatmentRecords {
     /// `Some(true)` when the non-error records carry integer `skill_calls`,
     /// `Some(false)` when they carry `null`, `None` when there is no non-error record.
     pub skill_calls_known: Option<bool>,
+    /// Every non-success attempt's `failure_category` and `trajectory`, in file order.
+    pub failures: Vec<FailureRef>,
+}
+
+/// A non-success attempt, as [`crate::failures`] groups it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailureRef {
+    pub site: Site,
+    pub condition: Condition,
+    pub outcome: Outcome,
+    /// `None` when the record carries no `failure_category` (records written before it existed).
+    pub category: Option<String>,
+    /// The trajectory file, relative to the records file, as the record names it.
+    pub trajectory: Option<String>,
 }
 
 /// A whole validated file.
@@ -209,6 +223,10 @@ struct Line<'a> {
     cost_usd: Option<f64>,
     #[serde(default)]
     simulated: Option<bool>,
+    #[serde(default, borrow)]
+    failure_category: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    trajectory: Option<Text<'a>>,
 }
 
 /// Fields whose type the slow path checks, with the type they must have.
@@ -231,6 +249,8 @@ const FIELD_TYPES: &[(&str, Kind, bool)] = &[
     ("tokens_out", Kind::Int, false),
     ("cost_usd", Kind::Num, false),
     ("simulated", Kind::Bool, false),
+    ("failure_category", Kind::Str, false),
+    ("trajectory", Kind::Str, false),
 ];
 
 #[derive(Clone, Copy)]
@@ -279,8 +299,9 @@ pub fn read(mut reader: impl BufRead, path: &Path) -> Result<RecordSet, RecordsE
     Ok(RecordSet { path: path.to_path_buf(), treatments: reader_state.treatments })
 }
 
-/// A checked line: its row, its treatment and its config digest.
-type Checked<'a> = (Row, Cow<'a, str>, Option<Cow<'a, str>>);
+/// A checked line: its row, its treatment, its config digest, and for a
+/// non-success attempt its failure category and trajectory.
+type Checked<'a> = (Row, Cow<'a, str>, Option<Cow<'a, str>>, Option<(Option<String>, Option<String>)>);
 
 /// The record key (docs/formats.md#record-validation), with the treatment as
 /// its index in the file. Each part is a field of its own: no part can spill
@@ -349,7 +370,7 @@ impl<'p> Reader<'p> {
             Ok(l) => l,
             Err(e) => return Err(self.err(line_no, diagnose(text.as_bytes(), &e))),
         };
-        let (row, treatment, digest) = self.check(parsed, line_no)?;
+        let (row, treatment, digest, failure) = self.check(parsed, line_no)?;
         let t = match self.treatments.iter().position(|t| t.name == treatment) {
             Some(i) => i,
             None => {
@@ -403,6 +424,15 @@ impl<'p> Reader<'p> {
             if !tr.config_digests.contains(d.as_ref()) {
                 tr.config_digests.insert(d.into_owned());
             }
+        }
+        if let Some((category, trajectory)) = failure {
+            tr.failures.push(FailureRef {
+                site: row.site,
+                condition: row.condition,
+                outcome: row.outcome,
+                category,
+                trajectory,
+            });
         }
         tr.rows.push(row);
         Ok(())
@@ -524,7 +554,9 @@ impl<'p> Reader<'p> {
             line: n,
         };
         let treatment = l.treatment.map_or(Cow::Borrowed(DEFAULT_TREATMENT), |t| t.0);
-        Ok((row, treatment, l.config_digest.map(|t| t.0)))
+        let failure = (outcome != Outcome::Success)
+            .then(|| (l.failure_category.map(|t| t.0.into_owned()), l.trajectory.map(|t| t.0.into_owned())));
+        Ok((row, treatment, l.config_digest.map(|t| t.0), failure))
     }
 }
 

@@ -5,7 +5,8 @@
 //! travel inside an entry), and a gates file's `metric` must be a path in the
 //! tree that ends at a number. The tree is the summary's schema plus its
 //! readiness additions (`intervals`, `cost`, `gates`, `ledger.rates.timeout`,
-//! `simulated`); nothing else.
+//! `simulated`) and `failure_categories` (counts per cell, with up to three
+//! trajectory file names each, never their content); nothing else.
 
 use skillshift_common::ids::{Condition, Site};
 
@@ -188,7 +189,21 @@ pub fn summary() -> Node {
         ("reliability", reliability),
         ("cost", cost),
         ("gates", gates),
+        ("failure_categories", per_site(|| per_condition(failure_groups))),
     ])
+}
+
+fn is_category(key: &str) -> bool {
+    !key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A cell's failure categories: category -> count and representative trajectory files.
+fn failure_groups() -> Node {
+    Node::Map(
+        is_category,
+        "a failure category (lowercase letters, digits and _)",
+        Box::new(obj(vec![("count", Node::Num), ("trajectories", Node::List(Box::new(Node::Str)))])),
+    )
 }
 
 /// A key or a value outside the schema.

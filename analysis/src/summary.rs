@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::cells::{invocations, marginals, Analysis, CellStats, Grid};
+use crate::failures::FailureCategories;
 use crate::gates::Gates;
 use crate::interval::{intervals, Intervals};
 use crate::ledger::Ledger;
@@ -35,6 +36,14 @@ impl<T> PerSite<T> {
             Site::Gitlab => &self.gitlab,
             Site::Magento => &self.magento,
             Site::Wordpress => &self.wordpress,
+        }
+    }
+
+    pub fn get_mut(&mut self, site: Site) -> &mut T {
+        match site {
+            Site::Gitlab => &mut self.gitlab,
+            Site::Magento => &mut self.magento,
+            Site::Wordpress => &mut self.wordpress,
         }
     }
 }
@@ -74,6 +83,17 @@ impl<T> PerCondition<T> {
             Condition::Tgt => &self.tgt,
             Condition::TgtPerc => &self.tgt_perc,
             Condition::TgtExec => &self.tgt_exec,
+        }
+    }
+
+    pub fn get_mut(&mut self, c: Condition) -> &mut T {
+        match c {
+            Condition::Src => &mut self.src,
+            Condition::SrcPerc => &mut self.src_perc,
+            Condition::SrcExec => &mut self.src_exec,
+            Condition::Tgt => &mut self.tgt,
+            Condition::TgtPerc => &mut self.tgt_perc,
+            Condition::TgtExec => &mut self.tgt_exec,
         }
     }
 }
@@ -167,6 +187,10 @@ pub struct Summary {
     /// Readiness: the evaluated gates, or what is missing to decide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<Gates>,
+    /// Non-success attempts by `failure_category` per cell, with representative
+    /// trajectories (docs/formats.md#failure-categories).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_categories: Option<FailureCategories>,
 }
 
 /// Why a summary could not be made.
@@ -324,6 +348,7 @@ pub fn summarise(a: &Analysis, allow_partial: bool) -> Result<Built, SummaryErro
         reliability: Some(a.reliability.clone()),
         cost: Some(Cost::from_populations(&a.usage)),
         gates: Some(Gates::not_determined()),
+        failure_categories: Some(a.failures.clone()),
     };
     notes.extend(partial_note(&a.usage));
     Ok(Built { summary, notes })

@@ -23,6 +23,8 @@ pub mod sweep;
 pub mod tasks;
 pub mod worker;
 
+pub mod view;
+
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
 pub fn write_stdout(s: &str) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();

@@ -15,6 +15,7 @@ pub mod text;
 use std::path::{Path, PathBuf};
 
 use crate::cells::analyse;
+use crate::failures::{self, FailureCategories};
 use crate::gates::{evaluate, GateSet};
 use crate::interval::{Pair, METHODS_NOTE};
 use crate::records::{read_file, RecordsError};
@@ -270,6 +271,9 @@ pub fn document(r: &Report) -> Doc {
             blocks.push(Block::Table { header, rows });
         }
     }
+    if let Some(f) = &s.failure_categories {
+        blocks.extend(failure_blocks(f));
+    }
     if let Some(l) = &s.ledger {
         blocks.push(Block::Heading("Outcome ledger".into()));
         let a = &l.attempts;
@@ -382,6 +386,39 @@ pub fn document(r: &Report) -> Doc {
     Doc { title: format!("skillshift report: {}", s.method), blocks }
 }
 
+/// The failure categories by cell: one row per (cell, category), most frequent first.
+pub fn failure_blocks(f: &FailureCategories) -> Vec<Block> {
+    let mut rows = Vec::new();
+    for &site in Site::ALL {
+        for &c in Condition::ALL {
+            for (name, g) in failures::ordered(f.get(site).get(c)) {
+                let shown = if g.trajectories.is_empty() { "--".to_string() } else { g.trajectories.join(" ") };
+                rows.push(vec![
+                    Cell::from(format!("{site} {c}")),
+                    Cell::from(name),
+                    Cell::from(g.count.to_string()),
+                    Cell::from(shown),
+                ]);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Block::Heading("Failure categories by cell (non-success attempts, retries included)".into()),
+        Block::Table {
+            header: ["cell", "category", "attempts", "representative trajectories"].map(String::from).to_vec(),
+            rows,
+        },
+        Block::Note(format!(
+            "up to {} trajectories per category, the first in file order, relative to the records file; \
+             `skillshift view DIR` shows them step by step",
+            failures::REPRESENTATIVES
+        )),
+    ]
+}
+
 /// Display width: `⚠︎`'s variation selector takes no column.
 pub fn width(s: &str) -> usize {
     s.chars().filter(|&c| c != '\u{FE0E}').count()
@@ -418,5 +455,55 @@ mod tests {
         let h = html::render(&doc);
         assert!(h.contains(&shown) && h.starts_with("<!DOCTYPE html>") && !h.contains("http"));
         assert_eq!(r.summary.n.tasks, crate::summary::PerSite { gitlab: 162, magento: 114, wordpress: 79 });
+    }
+
+    #[test]
+    fn failure_categories_are_grouped_per_cell_in_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("per_task.jsonl");
+        let mut lines = Vec::new();
+        // One success, then one failing attempt per known category, each a unit of its own
+        // (gitlab tgt-exec), with its trajectory named as an export names it.
+        lines.push(serde_json::json!({"uid": "skillshift.gitlab.v2.0", "site": "gitlab", "condition": "tgt-exec",
+            "success": true, "steps": 3, "skill_calls": 1, "skill_failures": 0, "outcome": "success",
+            "failure_category": null}));
+        for (i, k) in failures::KNOWN.iter().enumerate() {
+            let id = i + 1;
+            let (outcome, success, steps) = match *k {
+                "step_budget" => ("timeout", serde_json::json!(false), serde_json::json!(10)),
+                "agent" | "browser" | "site" | "task_timeout" | "worker_lost" => {
+                    ("error", serde_json::Value::Null, serde_json::Value::Null)
+                }
+                _ => ("failure", serde_json::json!(false), serde_json::json!(4)),
+            };
+            lines.push(serde_json::json!({"uid": format!("skillshift.gitlab.v2.{id}"), "site": "gitlab",
+                "condition": "tgt-exec", "success": success, "steps": steps, "skill_calls": 1,
+                "skill_failures": 1, "outcome": outcome, "failure_category": k,
+                "trajectory": format!("trajectories/default/skillshift.gitlab.v2.{id}.tgt-exec.0.0.json")}));
+        }
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let r = build(&path, None, true).unwrap();
+        let f = r.summary.failure_categories.as_ref().unwrap();
+        let cell = f.gitlab.get(Condition::TgtExec);
+        assert_eq!(cell.len(), failures::KNOWN.len());
+        let json = serde_json::to_value(&r.summary).unwrap();
+        let doc = document(&r);
+        let (t, m, h) = (text::render(&doc), markdown::render(&doc), html::render(&doc));
+        for (i, k) in failures::KNOWN.iter().enumerate() {
+            let file = format!("trajectories/default/skillshift.gitlab.v2.{}.tgt-exec.0.0.json", i + 1);
+            let g = &json["failure_categories"]["gitlab"]["tgt-exec"][k];
+            assert_eq!(g["count"], 1, "{k}");
+            assert_eq!(g["trajectories"][0], file.as_str(), "{k}");
+            let row = t.lines().find(|l| l.split_whitespace().nth(2) == Some(*k));
+            assert!(row.is_some_and(|l| l.starts_with("gitlab tgt-exec") && l.ends_with(&file)), "table: {k}\n{t}");
+            assert!(m.contains(&format!("| gitlab tgt-exec | {k} | 1 | {file} |")), "markdown lacks {k}");
+            assert!(h.contains(&format!("<td>{k}</td><td>1</td><td>{file}</td>")), "html lacks {k}");
+        }
+        assert!(f.gitlab.get(Condition::Src).is_empty() && f.magento.get(Condition::TgtExec).is_empty());
+        // The summary with its failure categories is still a valid leaderboard entry shape.
+        let mut violations = Vec::new();
+        crate::schema::check(&crate::schema::summary(), &json, "", &mut violations);
+        assert!(violations.is_empty(), "{violations:?}");
     }
 }

@@ -1,0 +1,382 @@
+//! The viewer's JSON under `/api/*`, computed from a [`Source`] on every
+//! request (the page's script renders it; nothing here builds HTML).
+//!
+//! * `GET /api/sweeps`: the sweeps, each with its treatments and attempt counts.
+//! * `GET /api/grid?sweep&treatment`: the 18 cells: SR, its Wilson interval,
+//!   successes of evaluable units, invalid units, attempts by outcome and by
+//!   failure category; the cells, intervals and categories are the analysis'
+//!   own (`report` prints the same numbers).
+//! * `GET /api/attempts?sweep&treatment&site&condition[&outcome][&category]`:
+//!   one cell's attempts, filtered.
+//! * `GET /api/attempt?sweep&treatment&uid&condition&rep&attempt`: one
+//!   attempt's record and trajectory, with the observation lines each step's
+//!   perturbations touched.
+//! * `GET /api/pair?sweep&site&task&rep&lt&lc&rt&rc`: one unit (a family and a
+//!   rep) under two (treatment, condition) sides, each side its unit-outcome
+//!   attempt: src against tgt-exec, or one treatment against another.
+//! * `GET /api/screenshot?sweep&sha`: a screenshot's PNG.
+//! * `GET /api/events`: server-sent `sweep` events naming a sweep that changed,
+//!   for a live source; `204` for a source that never changes.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use skillshift_analysis::cells::analyse;
+use skillshift_analysis::failures;
+use skillshift_analysis::summary::summarise;
+use skillshift_common::ids::{Condition, Site, Uid};
+use skillshift_common::record::{Outcome, Record};
+use skillshift_common::text::short;
+use skillshift_common::trajectory::Trajectory;
+
+use crate::marks::perturbed_lines;
+use crate::source::{Source, SourceError};
+
+/// The source every handler reads.
+pub type Shared = Arc<dyn Source>;
+
+/// An answer that is not the expected JSON.
+#[derive(Debug)]
+pub struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({"error": self.1}))).into_response()
+    }
+}
+
+impl From<SourceError> for ApiError {
+    fn from(e: SourceError) -> Self {
+        let code = match e {
+            SourceError::NotFound(_) => StatusCode::NOT_FOUND,
+            SourceError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            SourceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        ApiError(code, e.to_string())
+    }
+}
+
+fn bad(msg: String) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, msg)
+}
+
+type ApiResult = Result<Json<Value>, ApiError>;
+
+fn parse<T: std::str::FromStr>(what: &str, v: &str) -> Result<T, ApiError>
+where
+    T::Err: std::fmt::Display,
+{
+    v.parse().map_err(|e| bad(format!("{what} '{}': {e}", short(v))))
+}
+
+pub async fn sweeps(State(src): State<Shared>) -> ApiResult {
+    let mut out = Vec::new();
+    for s in src.sweeps().await? {
+        let records = src.records(&s.id).await?;
+        let mut treatments: Vec<(String, u64)> = Vec::new();
+        for r in records.iter() {
+            match treatments.iter_mut().find(|(n, _)| n == r.treatment()) {
+                Some((_, n)) => *n += 1,
+                None => treatments.push((r.treatment().to_string(), 1)),
+            }
+        }
+        let treatments: Vec<Value> =
+            treatments.into_iter().map(|(name, attempts)| json!({"name": name, "attempts": attempts})).collect();
+        out.push(json!({"id": s.id, "live": s.live, "state": s.state, "treatments": treatments}));
+    }
+    Ok(Json(json!({"sweeps": out, "live": src.changes().is_some()})))
+}
+
+#[derive(Deserialize)]
+pub struct GridQuery {
+    sweep: String,
+    treatment: String,
+}
+
+/// The records of one treatment.
+fn treatment_records<'r>(records: &'r [Record], treatment: &str) -> Vec<&'r Record> {
+    records.iter().filter(|r| r.treatment() == treatment).collect()
+}
+
+pub async fn grid(State(src): State<Shared>, Query(q): Query<GridQuery>) -> ApiResult {
+    let records = src.records(&q.sweep).await?;
+    let mine = treatment_records(&records, &q.treatment);
+    if mine.is_empty() {
+        return Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!("sweep '{}' has no records of treatment '{}'", short(&q.sweep), short(&q.treatment)),
+        ));
+    }
+    let mut text = String::new();
+    for r in &mine {
+        let line = serde_json::to_string(r).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let name = std::path::PathBuf::from(format!("sweep {}", q.sweep));
+    let set = skillshift_analysis::records::read(text.as_bytes(), &name)
+        .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+    let t = set.select(Some(&q.treatment)).map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+    let a = analyse(t);
+    let built = summarise(&a, true).map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+    let s = built.summary;
+    let mut cells = Vec::new();
+    for &site in Site::ALL {
+        for &c in Condition::ALL {
+            let st = a.cells.get(site, c);
+            let interval = s.intervals.as_ref().and_then(|i| *i.sr.cells.get(site).get(c));
+            let mut by_outcome: BTreeMap<&str, u64> =
+                [Outcome::Success, Outcome::Failure, Outcome::Timeout, Outcome::Error]
+                    .iter()
+                    .map(|o| (o.as_str(), 0))
+                    .collect();
+            for r in mine.iter().filter(|r| r.site == site && r.condition == c) {
+                *by_outcome.entry(r.outcome().as_str()).or_default() += 1;
+            }
+            let ordered: Vec<Value> = failures::ordered(a.failures.get(site).get(c))
+                .into_iter()
+                .map(|(k, g)| json!({"category": k, "count": g.count, "trajectories": g.trajectories}))
+                .collect();
+            cells.push(json!({
+                "site": site, "condition": c, "SR": st.sr(), "interval": interval,
+                "successes": st.successes, "evaluable": st.evaluable, "invalid": st.invalid,
+                "attempts": by_outcome, "categories": ordered,
+            }));
+        }
+    }
+    let overall = s.metrics.sr.as_ref().and_then(|m| m.overall);
+    let overall_interval = s.intervals.as_ref().and_then(|i| i.sr.overall);
+    Ok(Json(json!({
+        "sweep": q.sweep, "treatment": q.treatment, "live": src.changes().is_some(),
+        "sites": Site::ALL, "conditions": Condition::ALL,
+        "overall": {"SR": overall, "interval": overall_interval},
+        "cells": cells, "notes": built.notes,
+    })))
+}
+
+#[derive(Deserialize)]
+pub struct AttemptsQuery {
+    sweep: String,
+    treatment: String,
+    site: String,
+    condition: String,
+    outcome: Option<String>,
+    category: Option<String>,
+}
+
+/// One attempt in a list.
+#[derive(Serialize)]
+struct Row<'a> {
+    uid: String,
+    task_id: u32,
+    condition: Condition,
+    rep: u32,
+    attempt: u32,
+    outcome: &'static str,
+    failure_category: Option<&'a str>,
+    steps: Option<u32>,
+    skill_calls: Option<u32>,
+    skill_failures: Option<u32>,
+    duration_ms: Option<u64>,
+    error: Option<&'a str>,
+    trajectory: bool,
+}
+
+fn row(r: &Record) -> Row<'_> {
+    Row {
+        uid: r.uid.to_string(),
+        task_id: r.uid.task_id,
+        condition: r.condition,
+        rep: r.rep(),
+        attempt: r.attempt(),
+        outcome: r.outcome().as_str(),
+        failure_category: r.failure_category.as_deref(),
+        steps: r.steps,
+        skill_calls: r.skill_calls,
+        skill_failures: r.skill_failures,
+        duration_ms: r.duration_ms,
+        error: r.error.as_deref(),
+        trajectory: r.trajectory.is_some(),
+    }
+}
+
+/// The category an attempt is grouped under, as `report` groups it.
+fn category_of(r: &Record) -> Option<&str> {
+    (r.outcome() != Outcome::Success).then(|| r.failure_category.as_deref().unwrap_or(failures::UNRECORDED))
+}
+
+pub async fn attempts(State(src): State<Shared>, Query(q): Query<AttemptsQuery>) -> ApiResult {
+    let site: Site = parse("site", &q.site)?;
+    let condition: Condition = parse("condition", &q.condition)?;
+    let outcome = q.outcome.as_deref().filter(|o| !o.is_empty());
+    if let Some(o) = outcome {
+        if !["success", "failure", "timeout", "error"].contains(&o) {
+            return Err(bad(format!("outcome '{}': expected success, failure, timeout or error", short(o))));
+        }
+    }
+    let category = q.category.as_deref().filter(|c| !c.is_empty());
+    let records = src.records(&q.sweep).await?;
+    let cell: Vec<&Record> =
+        records.iter().filter(|r| r.treatment() == q.treatment && r.site == site && r.condition == condition).collect();
+    let mut categories: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &cell {
+        if let Some(c) = category_of(r) {
+            *categories.entry(c).or_default() += 1;
+        }
+    }
+    let mut shown: Vec<&Record> = cell
+        .iter()
+        .copied()
+        .filter(|r| outcome.is_none_or(|o| r.outcome().as_str() == o))
+        .filter(|r| category.is_none_or(|c| category_of(r) == Some(c)))
+        .collect();
+    shown.sort_by_key(|r| (r.uid.task_id, r.rep(), r.attempt()));
+    let rows: Vec<Row> = shown.into_iter().map(row).collect();
+    Ok(Json(json!({
+        "sweep": q.sweep, "treatment": q.treatment, "site": site, "condition": condition,
+        "total": cell.len(), "categories": categories, "attempts": rows,
+    })))
+}
+
+#[derive(Deserialize)]
+pub struct AttemptQuery {
+    sweep: String,
+    treatment: String,
+    uid: String,
+    condition: String,
+    rep: u32,
+    attempt: u32,
+}
+
+/// One attempt for the page: its record, its trajectory and, per step, the
+/// observation lines to mark and the failing sub-step of a skill.
+async fn attempt_view(src: &Shared, sweep: &str, r: &Record) -> Result<Value, ApiError> {
+    let t: Option<Trajectory> = src.trajectory(sweep, r).await?;
+    let marks: Vec<Vec<usize>> = t
+        .as_ref()
+        .map(|t| t.steps.iter().map(|s| perturbed_lines(&s.observation, &s.perturbations)).collect())
+        .unwrap_or_default();
+    let failed: Vec<Option<usize>> = t
+        .as_ref()
+        .map(|t| t.steps.iter().map(|s| s.skill.as_ref().and_then(|k| k.failed_step())).collect())
+        .unwrap_or_default();
+    Ok(json!({
+        "record": r, "category": category_of(r), "trajectory": t, "marks": marks, "failed_substep": failed,
+        "site": r.site, "task_id": r.uid.task_id,
+    }))
+}
+
+pub async fn attempt(State(src): State<Shared>, Query(q): Query<AttemptQuery>) -> ApiResult {
+    let uid: Uid = parse("uid", &q.uid)?;
+    let condition: Condition = parse("condition", &q.condition)?;
+    let records = src.records(&q.sweep).await?;
+    let r = records
+        .iter()
+        .find(|r| {
+            r.treatment() == q.treatment
+                && r.uid == uid
+                && r.condition == condition
+                && r.rep() == q.rep
+                && r.attempt() == q.attempt
+        })
+        .ok_or_else(|| {
+            ApiError(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no attempt {} of {uid} {condition} rep {} of treatment '{}' in sweep '{}'",
+                    q.attempt,
+                    q.rep,
+                    short(&q.treatment),
+                    short(&q.sweep)
+                ),
+            )
+        })?;
+    Ok(Json(attempt_view(&src, &q.sweep, r).await?))
+}
+
+#[derive(Deserialize)]
+pub struct PairQuery {
+    sweep: String,
+    site: String,
+    task: u32,
+    rep: u32,
+    lt: String,
+    lc: String,
+    rt: String,
+    rc: String,
+}
+
+/// The attempt that stands for a unit: its lowest-numbered non-`error`
+/// attempt (the unit outcome), else its last attempt.
+pub fn unit_attempt<'r>(
+    records: &'r [Record],
+    treatment: &str,
+    site: Site,
+    task: u32,
+    condition: Condition,
+    rep: u32,
+) -> Option<&'r Record> {
+    let mut unit: Vec<&Record> = records
+        .iter()
+        .filter(|r| {
+            r.treatment() == treatment
+                && r.site == site
+                && r.uid.task_id == task
+                && r.condition == condition
+                && r.rep() == rep
+        })
+        .collect();
+    unit.sort_by_key(|r| r.attempt());
+    unit.iter().find(|r| r.outcome() != Outcome::Error).or(unit.last()).copied()
+}
+
+pub async fn pair(State(src): State<Shared>, Query(q): Query<PairQuery>) -> ApiResult {
+    let site: Site = parse("site", &q.site)?;
+    let lc: Condition = parse("condition", &q.lc)?;
+    let rc: Condition = parse("condition", &q.rc)?;
+    let records = src.records(&q.sweep).await?;
+    let mut sides = Vec::new();
+    for (t, c) in [(&q.lt, lc), (&q.rt, rc)] {
+        let side = match unit_attempt(&records, t, site, q.task, c, q.rep) {
+            Some(r) => attempt_view(&src, &q.sweep, r).await?,
+            None => json!({"missing": format!(
+                "no attempt of {site} task {} {c} rep {} in treatment '{}'", q.task, q.rep, short(t)
+            )}),
+        };
+        sides.push(json!({"treatment": t, "condition": c, "view": side}));
+    }
+    Ok(Json(json!({"sweep": q.sweep, "site": site, "task_id": q.task, "rep": q.rep, "sides": sides})))
+}
+
+#[derive(Deserialize)]
+pub struct ShotQuery {
+    sweep: String,
+    sha: String,
+}
+
+pub async fn screenshot(State(src): State<Shared>, Query(q): Query<ShotQuery>) -> Result<Response, ApiError> {
+    let png = src.screenshot(&q.sweep, &q.sha).await?;
+    Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "max-age=86400, immutable")], png)
+        .into_response())
+}
+
+pub async fn events(State(src): State<Shared>) -> Response {
+    let Some(rx) = src.changes() else {
+        return StatusCode::NO_CONTENT.into_response();
+    };
+    let stream = tokio_stream::wrappers::BroadcastStream::new(rx).map(|m| {
+        // A lagging reader missed some: an empty id asks the page to refresh whatever it shows.
+        let id = m.unwrap_or_default();
+        Ok::<Event, Infallible>(Event::default().event("sweep").data(id))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+}
