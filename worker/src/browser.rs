@@ -172,6 +172,14 @@ struct Idle {
     touched: BTreeSet<String>,
     /// The browser serves each attempt in a browser context of its own (the last one is disposed).
     contexts: bool,
+    /// The next attempt's context, made at checkin so its tab is ready by the next checkout.
+    spare: Option<Spare>,
+}
+
+/// A browser context with its first tab, made ahead of the attempt that will use it.
+struct Spare {
+    context: String,
+    target: String,
 }
 
 /// One supervised chromedriver. Cheap to share behind an `Arc`.
@@ -209,8 +217,17 @@ impl Driver {
                 context: None,
             };
             let cleaned = if idle.contexts {
-                let span = tracing::info_span!("new_context");
-                tracing::Instrument::instrument(session.enter_context(), span).await
+                let span = tracing::info_span!("new_context", spare = idle.spare.is_some());
+                let entered = async {
+                    match idle.spare {
+                        Some(spare) => {
+                            session.context = Some(spare.context);
+                            session.switch_to(&spare.target).await
+                        }
+                        None => session.enter_context().await,
+                    }
+                };
+                tracing::Instrument::instrument(entered, span).await
             } else {
                 let origins: Vec<String> = idle.touched.into_iter().collect();
                 let span = tracing::info_span!("recycle", origins = origins.len());
@@ -239,6 +256,7 @@ impl Driver {
             return;
         }
         let contexts = session.context.is_some();
+        let mut spare = None;
         if contexts {
             let span = tracing::info_span!("dispose_context");
             if let Err(e) = tracing::Instrument::instrument(session.leave_context(), span).await {
@@ -246,11 +264,17 @@ impl Driver {
                 session.close().await;
                 return;
             }
+            // Chromium needs a while to make a new tab ready for chromedriver (a switch right after
+            // `Target.createTarget` waits 100-250 ms); made now, it is ready by the next checkout.
+            match session.make_context().await {
+                Ok(s) => spare = Some(s),
+                Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
+            }
         }
         let Session { client, devtools, profile, touched, .. } = session;
         let touched = touched.into_inner().unwrap_or_default();
         let replaced = match self.idle.lock() {
-            Ok(mut i) => i.replace(Idle { client, devtools, profile, uses, touched, contexts }),
+            Ok(mut i) => i.replace(Idle { client, devtools, profile, uses, touched, contexts, spare }),
             Err(_) => None,
         };
         if let Some(old) = replaced {
@@ -471,18 +495,34 @@ impl Session {
     /// Opens a fresh browser context with one blank tab, makes that tab WebDriver's current window
     /// and attaches DevTools to it. Chromedriver sees targets of every context as windows.
     async fn enter_context(&mut self) -> Result<(), BrowserError> {
-        let Some(conn) = self.devtools.clone() else {
+        let spare = self.make_context().await?;
+        self.context = Some(spare.context);
+        self.switch_to(&spare.target).await
+    }
+
+    /// A new browser context with one blank tab in a window of the configured size.
+    async fn make_context(&self) -> Result<Spare, BrowserError> {
+        let Some(conn) = &self.devtools else {
             return Err(BrowserError::Session("browser contexts need the browser's devtools socket".into()));
         };
         let limit = self.cfg.call_timeout;
-        let made = browser_call(&conn, "Target.createBrowserContext", json!({"disposeOnDetach": false}), limit).await?;
-        let id = made.get("browserContextId").and_then(Value::as_str).ok_or_else(|| BrowserError::Cdp {
-            cmd: "Target.createBrowserContext".into(),
-            message: "no browserContextId in the answer".into(),
+        let made = browser_call(conn, "Target.createBrowserContext", json!({"disposeOnDetach": false}), limit).await?;
+        let context = made.get("browserContextId").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {
+            BrowserError::Cdp {
+                cmd: "Target.createBrowserContext".into(),
+                message: "no browserContextId in the answer".into(),
+            }
         })?;
-        self.context = Some(id.to_string());
-        let target = self.new_target("about:blank", true).await?;
-        self.switch_to(&target).await
+        let (w, h) = self.cfg.window;
+        let params = json!({"url": "about:blank", "browserContextId": context, "width": w, "height": h});
+        match target_id(browser_call(conn, "Target.createTarget", params, limit).await) {
+            Ok(target) => Ok(Spare { context, target }),
+            Err(e) => {
+                let _ = browser_call(conn, "Target.disposeBrowserContext", json!({"browserContextId": context}), limit)
+                    .await;
+                Err(e)
+            }
+        }
     }
 
     /// Disposes the attempt's browser context: its tabs close, its cookies, storage, cache and
@@ -512,11 +552,6 @@ impl Session {
     /// target id). Tabs of an attempt must open here, not with WebDriver's new window, which
     /// opens them in the default context where other attempts' state lives.
     pub async fn create_target(&self, url: &str) -> Result<String, BrowserError> {
-        self.new_target(url, false).await
-    }
-
-    /// A new tab; `window` opens it in a window of the configured size (a context's first tab).
-    async fn new_target(&self, url: &str, window: bool) -> Result<String, BrowserError> {
         let Some(conn) = &self.devtools else {
             let w = deadline("new window", self.cfg.call_timeout, async {
                 self.client.new_window(true).await.map_err(cmd_error)
@@ -525,18 +560,10 @@ impl Session {
             return Ok(w.handle.into());
         };
         let mut params = json!({"url": url});
-        if window {
-            params["width"] = json!(self.cfg.window.0);
-            params["height"] = json!(self.cfg.window.1);
-        }
         if let Some(id) = &self.context {
             params["browserContextId"] = json!(id);
         }
-        let made = browser_call(conn, "Target.createTarget", params, self.cfg.call_timeout).await?;
-        made.get("targetId").and_then(Value::as_str).map(str::to_string).ok_or_else(|| BrowserError::Cdp {
-            cmd: "Target.createTarget".into(),
-            message: "no targetId in the answer".into(),
-        })
+        target_id(browser_call(conn, "Target.createTarget", params, self.cfg.call_timeout).await)
     }
 
     /// Makes the tab `handle` current for WebDriver and DevTools alike.
@@ -883,6 +910,14 @@ async fn browser_call(conn: &Connection, cmd: &str, params: Value, limit: Durati
     })?;
     serde_json::from_str(raw.get())
         .map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: format!("unreadable answer: {e}") })
+}
+
+/// The `targetId` of a `Target.createTarget` answer.
+fn target_id(made: Result<Value, BrowserError>) -> Result<String, BrowserError> {
+    made?.get("targetId").and_then(Value::as_str).map(str::to_string).ok_or_else(|| BrowserError::Cdp {
+        cmd: "Target.createTarget".into(),
+        message: "no targetId in the answer".into(),
+    })
 }
 
 /// Attempts run in browser contexts of their own unless `SKILLSHIFT_CONTEXTS=0` (the older
