@@ -7,10 +7,15 @@
 //! * [`Session`] is one WebDriver session with a clean temporary profile. An
 //!   attempt takes one with [`Driver::checkout`] and gives it back with
 //!   [`Driver::checkin`]: the browser is kept for the next attempt (up to
-//!   [`BrowserConfig::reuse`] attempts) and handed out again in a fresh tab, with
-//!   cookies, cache and the sites' storage cleared, which costs about a tenth of
-//!   a new browser. Session
-//!   lifecycle and navigation go through WebDriver (fantoccini); observation,
+//!   [`BrowserConfig::reuse`] attempts). Each attempt runs in a browser context
+//!   of its own (`Target.createBrowserContext`, as Playwright's contexts: own
+//!   cookies, storage, cache and service workers), disposed when the attempt
+//!   is checked in; the browser's first tab stays blank in the default context
+//!   and keeps the browser open. Without the browser's DevTools socket (or with
+//!   `SKILLSHIFT_CONTEXTS=0`) an attempt gets a fresh tab instead, with
+//!   cookies, cache and the sites' storage cleared. Session
+//!   lifecycle and navigation go through WebDriver (fantoccini), switched to the
+//!   attempt's tab (chromedriver sees the targets of every context); observation,
 //!   input, settling and injection go through Chrome DevTools on the browser's
 //!   own WebSocket ([`crate::cdp`], one multiplexed connection per browser, the
 //!   address from the session's `goog:chromeOptions.debuggerAddress`), or, when
@@ -165,6 +170,16 @@ struct Idle {
     uses: u32,
     /// Origins the last attempt touched: their storage is cleared before the next one.
     touched: BTreeSet<String>,
+    /// The browser serves each attempt in a browser context of its own (the last one is disposed).
+    contexts: bool,
+    /// The next attempt's context, made at checkin so its tab is ready by the next checkout.
+    spare: Option<Spare>,
+}
+
+/// A browser context with its first tab, made ahead of the attempt that will use it.
+struct Spare {
+    context: String,
+    target: String,
 }
 
 /// One supervised chromedriver. Cheap to share behind an `Arc`.
@@ -182,14 +197,16 @@ impl Driver {
         Driver { cfg, proc: Mutex::new(None), idle: std::sync::Mutex::new(None) }
     }
 
-    /// A session for one attempt: the kept browser in a fresh tab (no history,
-    /// no cookies, no cache, the storage of the origins the last attempt
-    /// touched cleared), or a new browser when none is kept or the kept one
-    /// cannot be cleaned.
+    /// A session for one attempt: the kept browser in a fresh browser context
+    /// of its own (cookies, storage, cache, service workers and history
+    /// unseen by any other attempt), or, when the browser's DevTools socket
+    /// is not open or `SKILLSHIFT_CONTEXTS=0`, in a fresh tab with cookies,
+    /// cache and the storage of the origins the last attempt touched cleared;
+    /// a new browser when none is kept or the kept one cannot be made clean.
     pub async fn checkout(&self) -> Result<Session, BrowserError> {
         let idle = self.idle.lock().ok().and_then(|mut i| i.take());
         if let Some(idle) = idle {
-            let session = Session {
+            let mut session = Session {
                 client: idle.client,
                 devtools: idle.devtools,
                 page: std::sync::Mutex::new(None),
@@ -197,10 +214,26 @@ impl Driver {
                 profile: idle.profile,
                 uses: idle.uses,
                 touched: std::sync::Mutex::new(BTreeSet::new()),
+                context: None,
             };
-            let origins: Vec<String> = idle.touched.into_iter().collect();
-            let span = tracing::info_span!("recycle", origins = origins.len());
-            match tracing::Instrument::instrument(session.recycle(&origins), span).await {
+            let cleaned = if idle.contexts {
+                let span = tracing::info_span!("new_context", spare = idle.spare.is_some());
+                let entered = async {
+                    match idle.spare {
+                        Some(spare) => {
+                            session.context = Some(spare.context);
+                            session.switch_to(&spare.target).await
+                        }
+                        None => session.enter_context().await,
+                    }
+                };
+                tracing::Instrument::instrument(entered, span).await
+            } else {
+                let origins: Vec<String> = idle.touched.into_iter().collect();
+                let span = tracing::info_span!("recycle", origins = origins.len());
+                tracing::Instrument::instrument(session.recycle(&origins), span).await
+            };
+            match cleaned {
                 Ok(()) => return Ok(session),
                 Err(e) => {
                     tracing::warn!(error = %e, "could not clean the kept browser; starting a new one");
@@ -211,19 +244,37 @@ impl Driver {
         Session::open(self).await
     }
 
-    /// Takes a session back after an attempt whose browser is healthy: it is
-    /// kept for the next attempt, or closed once it has served
-    /// [`BrowserConfig::reuse`] attempts.
+    /// Takes a session back after an attempt whose browser is healthy: its
+    /// browser context is disposed (with every tab, cookie and storage of
+    /// the attempt) and the browser kept for the next attempt, or closed once
+    /// it has served [`BrowserConfig::reuse`] attempts or when the context
+    /// cannot be disposed.
     pub async fn checkin(&self, session: Session) {
         let uses = session.uses + 1;
         if uses >= self.cfg.reuse.max(1) {
             session.close().await;
             return;
         }
+        let contexts = session.context.is_some();
+        let mut spare = None;
+        if contexts {
+            let span = tracing::info_span!("dispose_context");
+            if let Err(e) = tracing::Instrument::instrument(session.leave_context(), span).await {
+                tracing::warn!(error = %e, "could not dispose the attempt's browser context; closing the browser");
+                session.close().await;
+                return;
+            }
+            // Chromium needs a while to make a new tab ready for chromedriver (a switch right after
+            // `Target.createTarget` waits 100-250 ms); made now, it is ready by the next checkout.
+            match session.make_context().await {
+                Ok(s) => spare = Some(s),
+                Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
+            }
+        }
         let Session { client, devtools, profile, touched, .. } = session;
         let touched = touched.into_inner().unwrap_or_default();
         let replaced = match self.idle.lock() {
-            Ok(mut i) => i.replace(Idle { client, devtools, profile, uses, touched }),
+            Ok(mut i) => i.replace(Idle { client, devtools, profile, uses, touched, contexts, spare }),
             Err(_) => None,
         };
         if let Some(old) = replaced {
@@ -379,6 +430,9 @@ pub struct Session {
     uses: u32,
     // A std mutex: an insert per navigation or observation, never held across an await.
     touched: std::sync::Mutex<BTreeSet<String>>,
+    /// The attempt's own browser context (`Target.createBrowserContext`); `None` when it runs in a
+    /// tab of the browser's default context.
+    context: Option<String>,
 }
 
 impl Session {
@@ -411,7 +465,7 @@ impl Session {
                 .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
                 .map_err(|e| BrowserError::Session(e.to_string()))?;
         let devtools = open_devtools(&client, &cfg).await;
-        let session = Session {
+        let mut session = Session {
             client,
             devtools,
             page: std::sync::Mutex::new(None),
@@ -419,9 +473,128 @@ impl Session {
             profile,
             uses: 0,
             touched: std::sync::Mutex::new(BTreeSet::new()),
+            context: None,
         };
+        if session.devtools.is_some() && contexts_wanted() {
+            // The first tab stays in the default context, blank, and keeps the browser open.
+            match session.enter_context().await {
+                Ok(()) => return Ok(session),
+                Err(e) if e.is_fatal() => return Err(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot open a browser context; this browser serves attempts in tabs");
+                    session.leave_context().await.ok();
+                    session.context = None;
+                    session.switch_to_first_window().await?;
+                }
+            }
+        }
         session.attach().await?;
         Ok(session)
+    }
+
+    /// Opens a fresh browser context with one blank tab, makes that tab WebDriver's current window
+    /// and attaches DevTools to it. Chromedriver sees targets of every context as windows.
+    async fn enter_context(&mut self) -> Result<(), BrowserError> {
+        let spare = self.make_context().await?;
+        self.context = Some(spare.context);
+        self.switch_to(&spare.target).await
+    }
+
+    /// A new browser context with one blank tab in a window of the configured size.
+    async fn make_context(&self) -> Result<Spare, BrowserError> {
+        let Some(conn) = &self.devtools else {
+            return Err(BrowserError::Session("browser contexts need the browser's devtools socket".into()));
+        };
+        let limit = self.cfg.call_timeout;
+        let made = browser_call(conn, "Target.createBrowserContext", json!({"disposeOnDetach": false}), limit).await?;
+        let context = made.get("browserContextId").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {
+            BrowserError::Cdp {
+                cmd: "Target.createBrowserContext".into(),
+                message: "no browserContextId in the answer".into(),
+            }
+        })?;
+        let (w, h) = self.cfg.window;
+        let params = json!({"url": "about:blank", "browserContextId": context, "width": w, "height": h});
+        match target_id(browser_call(conn, "Target.createTarget", params, limit).await) {
+            Ok(target) => Ok(Spare { context, target }),
+            Err(e) => {
+                let _ = browser_call(conn, "Target.disposeBrowserContext", json!({"browserContextId": context}), limit)
+                    .await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Disposes the attempt's browser context: its tabs close, its cookies, storage, cache and
+    /// service workers are gone. WebDriver's current window is gone with it until the next
+    /// [`Session::switch_to`].
+    async fn leave_context(&self) -> Result<(), BrowserError> {
+        let (Some(conn), Some(id)) = (&self.devtools, &self.context) else { return Ok(()) };
+        if let Ok(mut p) = self.page.lock() {
+            *p = None;
+        }
+        browser_call(conn, "Target.disposeBrowserContext", json!({"browserContextId": id}), self.cfg.call_timeout)
+            .await
+            .map(|_| ())
+    }
+
+    async fn switch_to_first_window(&self) -> Result<(), BrowserError> {
+        deadline("switching to the first window", self.cfg.call_timeout, async {
+            let first = self.client.windows().await.map_err(cmd_error)?.into_iter().next();
+            let first = first.ok_or_else(|| BrowserError::Session("the browser has no window".into()))?;
+            self.client.switch_to_window(first).await.map_err(cmd_error)
+        })
+        .await
+    }
+
+    /// Opens a tab at `url` in the attempt's browser context (the default context when the
+    /// attempt has none) without making it current, and returns its window handle (its DevTools
+    /// target id). Tabs of an attempt must open here, not with WebDriver's new window, which
+    /// opens them in the default context where other attempts' state lives.
+    pub async fn create_target(&self, url: &str) -> Result<String, BrowserError> {
+        let Some(conn) = &self.devtools else {
+            let w = deadline("new window", self.cfg.call_timeout, async {
+                self.client.new_window(true).await.map_err(cmd_error)
+            })
+            .await?;
+            return Ok(w.handle.into());
+        };
+        let mut params = json!({"url": url});
+        if let Some(id) = &self.context {
+            params["browserContextId"] = json!(id);
+        }
+        target_id(browser_call(conn, "Target.createTarget", params, self.cfg.call_timeout).await)
+    }
+
+    /// The window handles (DevTools target ids) of the pages in the attempt's browser context;
+    /// `None` when the attempt has no context of its own, so every window is the attempt's.
+    pub async fn context_pages(&self) -> Result<Option<Vec<String>>, BrowserError> {
+        let (Some(conn), Some(context)) = (&self.devtools, &self.context) else { return Ok(None) };
+        let all = browser_call(conn, "Target.getTargets", json!({}), self.cfg.call_timeout).await?;
+        let pages = all
+            .get("targetInfos")
+            .and_then(Value::as_array)
+            .map(|infos| {
+                infos
+                    .iter()
+                    .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
+                    .filter(|t| t.get("browserContextId").and_then(Value::as_str) == Some(context.as_str()))
+                    .filter_map(|t| t.get("targetId").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(pages))
+    }
+
+    /// Makes the tab `handle` current for WebDriver and DevTools alike.
+    pub async fn switch_to(&self, handle: &str) -> Result<(), BrowserError> {
+        let h = fantoccini::wd::WindowHandle::try_from(handle.to_string())
+            .map_err(|e| BrowserError::Session(format!("window handle '{handle}': {e}")))?;
+        deadline("switching window", self.cfg.call_timeout, async {
+            self.client.switch_to_window(h).await.map_err(cmd_error)
+        })
+        .await?;
+        self.attach().await
     }
 
     /// Attaches the browser's socket to the current tab (when there is a socket) and enables what
@@ -751,6 +924,31 @@ async fn direct_call(
         CallError::Lost(m) => BrowserError::Lost(m),
         CallError::Timeout(ms) => BrowserError::Timeout { what: cmd.to_string(), ms },
     })
+}
+
+/// One DevTools command to the browser itself (the `Target` domain) over its socket.
+async fn browser_call(conn: &Connection, cmd: &str, params: Value, limit: Duration) -> Result<Value, BrowserError> {
+    let raw = conn.call(None, cmd, &params, limit).await.map_err(|e| match e {
+        CallError::Protocol(m) => BrowserError::Cdp { cmd: cmd.to_string(), message: m },
+        CallError::Lost(m) => BrowserError::Lost(m),
+        CallError::Timeout(ms) => BrowserError::Timeout { what: cmd.to_string(), ms },
+    })?;
+    serde_json::from_str(raw.get())
+        .map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: format!("unreadable answer: {e}") })
+}
+
+/// The `targetId` of a `Target.createTarget` answer.
+fn target_id(made: Result<Value, BrowserError>) -> Result<String, BrowserError> {
+    made?.get("targetId").and_then(Value::as_str).map(str::to_string).ok_or_else(|| BrowserError::Cdp {
+        cmd: "Target.createTarget".into(),
+        message: "no targetId in the answer".into(),
+    })
+}
+
+/// Attempts run in browser contexts of their own unless `SKILLSHIFT_CONTEXTS=0` (the older
+/// fresh-tab path, kept for comparisons).
+fn contexts_wanted() -> bool {
+    !std::env::var("SKILLSHIFT_CONTEXTS").is_ok_and(|v| v == "0")
 }
 
 /// What [`Session::mark_input`] noted; handed to [`Session::settle`].

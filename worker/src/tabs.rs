@@ -12,7 +12,6 @@
 
 use std::time::Duration;
 
-use fantoccini::wd::WindowHandle;
 use serde_json::json;
 
 use crate::action::Action;
@@ -83,12 +82,16 @@ impl Tabs {
     /// Brings the list up to date: closed windows leave it, windows the page
     /// opened join its end. Returns the list.
     pub async fn sync(&self, session: &Session) -> Result<Vec<String>, BrowserError> {
-        let open: Vec<String> =
+        let mut open: Vec<String> =
             deadline("window handles", WINDOW_LIMIT, async { session.webdriver().windows().await.map_err(wd_error) })
                 .await?
                 .into_iter()
                 .map(String::from)
                 .collect();
+        // Chromedriver lists the windows of every browser context: the attempt's tabs are its own context's.
+        if let Some(own) = session.context_pages().await? {
+            open.retain(|h| own.contains(h));
+        }
         let mut order: Vec<String> = self.order().into_iter().filter(|h| open.contains(h)).collect();
         for h in open {
             if !order.contains(&h) {
@@ -101,14 +104,11 @@ impl Tabs {
 
     /// Opens a blank tab at the end of the list and makes it current.
     pub async fn new_tab(&self, session: &Session) -> Result<(), BrowserError> {
-        let handle = deadline("new tab", WINDOW_LIMIT, async {
-            let h = session.webdriver().new_window(true).await.map_err(wd_error)?.handle;
-            session.webdriver().switch_to_window(h.clone()).await.map_err(wd_error)?;
-            Ok(h)
-        })
-        .await?;
+        // In the attempt's own browser context (its cookies and storage), never WebDriver's new window,
+        // which opens in the default context.
+        let id = session.create_target("about:blank").await?;
+        session.switch_to(&id).await?;
         let mut order = self.sync(session).await?;
-        let id = String::from(handle);
         order.retain(|h| *h != id);
         order.push(id);
         self.set_order(order);
@@ -149,24 +149,20 @@ impl Tabs {
     /// title the tab's `document.title` (read by visiting the tab, since
     /// DevTools' target titles fall back to the URL).
     pub async fn header(&self, session: &Session) -> Result<String, BrowserError> {
-        self.header_with(session, None).await
-    }
-
-    /// [`Tabs::header`], given the current tab's title when the caller has just read it.
-    async fn header_with(&self, session: &Session, title: Option<&str>) -> Result<String, BrowserError> {
         let order = self.sync(session).await?;
-        if let (1, Some(t)) = (order.len(), title) {
-            return Ok(format!("Tab 0 (current): {t}"));
+        if order.len() == 1 {
+            return Ok(format!("Tab 0 (current): {}", page_title(session).await?));
         }
         let current = current(session).await?;
         let mut parts = Vec::with_capacity(order.len());
         for (i, h) in order.iter().enumerate() {
             if *h == current {
-                parts.push(format!("Tab {i} (current): {}", session.title().await?));
+                parts.push(format!("Tab {i} (current): {}", page_title(session).await?));
             } else {
-                switch_quietly(session, h).await?;
-                let title = session.title().await;
-                switch_quietly(session, &current).await?;
+                // DevTools follow the switch, so the title read is that tab's.
+                session.switch_to(h).await?;
+                let title = page_title(session).await;
+                session.switch_to(&current).await?;
                 parts.push(format!("Tab {i}: {}", title?));
             }
         }
@@ -195,16 +191,15 @@ async fn current(session: &Session) -> Result<String, BrowserError> {
         .map(String::from)
 }
 
-/// Makes a tab current for WebDriver only (no raise, no accessibility), to read it.
-async fn switch_quietly(session: &Session, handle: &str) -> Result<(), BrowserError> {
-    let h = WindowHandle::try_from(handle.to_string())
-        .map_err(|e| BrowserError::Session(format!("window handle '{handle}': {e}")))?;
-    deadline("switch tab", WINDOW_LIMIT, async { session.webdriver().switch_to_window(h).await.map_err(wd_error) })
-        .await
+/// The current tab's `document.title`, as WebArena's `page.title()` reads it: empty for an
+/// untitled page (WebDriver's and DevTools' titles fall back to the URL).
+async fn page_title(session: &Session) -> Result<String, BrowserError> {
+    Ok(session.eval("document.title").await?.as_str().unwrap_or_default().to_string())
 }
 
+/// Makes a tab current for WebDriver and DevTools (observation, input and settling follow it).
 async fn switch(session: &Session, handle: &str) -> Result<(), BrowserError> {
-    switch_quietly(session, handle).await?;
+    session.switch_to(handle).await?;
     // WebArena's bring_to_front; a tab that cannot be raised is still current for WebDriver.
     let _ = session.cdp("Target.activateTarget", json!({"targetId": handle})).await;
     enable(session).await
@@ -226,7 +221,7 @@ async fn enable(session: &Session) -> Result<(), BrowserError> {
 /// One observation of the current tab, headed by the tab list.
 pub async fn observe(session: &Session, tabs: &Tabs) -> Result<Snapshot, BrowserError> {
     let mut snap = axtree::observe(session).await?;
-    let header = tabs.header_with(session, Some(&snap.title)).await?;
+    let header = tabs.header(session).await?;
     let body = snap.text.split_once("\n\n").map_or("", |(_, b)| b).to_string();
     snap.text = format!("{header}\n\n{body}");
     Ok(snap)
