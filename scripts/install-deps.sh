@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages skillshift's tests and `skillshift local` need:
-# Debian's Chromium and ChromeDriver. Idempotent: does nothing when both are present.
+# Debian's Chromium and ChromeDriver, and iproute2 (`ip netns`) for the network-namespace tests.
+# Idempotent: does nothing when all are present.
 set -euo pipefail
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
