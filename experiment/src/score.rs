@@ -144,7 +144,8 @@ pub async fn score(s: &ScoreSettings) -> anyhow::Result<ScoreReport> {
     let answer = s.answer.clone().unwrap_or_default();
     let final_url = s.url.clone().or_else(|| page_url.clone()).unwrap_or_default();
     let state = FinalState { answer: &answer, url: &final_url };
-    let opts = Options { mode: s.mode, ..Options::default() };
+    let judge = skillshift_worker::judge::for_task(&task);
+    let opts = Options { mode: s.mode, judge: judge.as_ref().map(|j| j as &dyn evaluate::Judge), ..Options::default() };
 
     let needs_browser = task.eval.eval_types.contains(&EvalType::ProgramHtml) && !task.eval.program_html.is_empty();
     let scored = if needs_browser {

@@ -32,6 +32,7 @@ pub mod capture;
 pub mod cdp;
 pub mod executor;
 pub mod health;
+pub mod judge;
 pub mod llm_permit;
 pub mod perturb;
 pub mod recorder;

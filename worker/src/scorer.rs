@@ -132,7 +132,12 @@ pub async fn score_with(
     let task = task.map_strings(&|s| ph.apply(s));
     let state = FinalState { answer, url: final_url };
     let mut reader = Reader { session, final_url, perturbed, away: false, fatal: None };
-    let opts = Options { mode, ..Options::default() };
+    let judge = crate::judge::for_task(&task);
+    let opts = Options {
+        mode,
+        judge: judge.as_ref().map(|j| j as &dyn skillshift_common::evaluate::Judge),
+        ..Options::default()
+    };
     match evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await {
         Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored) }),
         Err(e) => match reader.fatal.take() {
