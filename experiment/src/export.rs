@@ -75,6 +75,8 @@ pub async fn export_all(client: &mut Client, id: &str, out: &Path) -> anyhow::Re
     let mut done = Exported::default();
     let mut pending: Option<Pending> = None;
     let mut shot: Option<(String, Assembler)> = None;
+    // The models the endpoint says answered, from the trajectories' LLM calls.
+    let mut answered = std::collections::BTreeSet::new();
     while let Some(item) = stream.next().await {
         match item? {
             ExportItem::Contract(c) => contract = Some(c),
@@ -95,6 +97,7 @@ pub async fn export_all(client: &mut Client, id: &str, out: &Path) -> anyhow::Re
                     let t = blob::decompress(&bytes, MAX_INFLATED_BYTES)?;
                     p.record.trajectory = Some(write_trajectory(&tdir, &t)?);
                     p.record.failure_category = t.failure_category.clone();
+                    answered.extend(t.steps.iter().filter_map(|s| s.llm.as_ref()).map(|l| l.model.clone()));
                     done.trajectories += 1;
                 }
             }
@@ -123,7 +126,11 @@ pub async fn export_all(client: &mut Client, id: &str, out: &Path) -> anyhow::Re
     }
     w.flush()?;
     drop(w);
-    let contract = contract.context("the coordinator sent no contract")?;
+    let mut contract = contract.context("the coordinator sent no contract")?;
+    // Beside the frozen `model` (what the agent requests, fixed when the sweep was submitted): what answered.
+    if let (Some(c), false) = (contract.as_object_mut(), answered.is_empty()) {
+        c.insert("models_answered".into(), serde_json::json!(answered));
+    }
     std::fs::rename(&tmp, out).with_context(|| format!("writing {}", out.display()))?;
     let cpath = contract_path(out);
     std::fs::write(&cpath, serde_json::to_string_pretty(&contract)? + "\n")

@@ -20,6 +20,9 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data")
 }
 
+/// The model the agent asks for in the contract run.
+const REQUESTED: &str = "requested-model";
+
 fn one_unit(dir: &std::path::Path) -> SweepSettings {
     let families = dir.join("families.json");
     std::fs::write(&families, r#"{"sites": {"gitlab": {"families": [0]}}}"#).unwrap();
@@ -66,7 +69,8 @@ fn the_contract_names_the_temperature_model_provider_and_prompt_the_agent_ran_wi
     let run = local::run(LocalSettings {
         sweep: SweepSettings {
             agent: "reference".into(),
-            model: Some(SCRIPTED_MODEL.into()),
+            // The stand-in answers as SCRIPTED_MODEL whatever it is asked for, as an endpoint serving a snapshot does.
+            model: Some(REQUESTED.into()),
             temperature: Some(0.25),
             ..one_unit(dir.path())
         },
@@ -84,11 +88,12 @@ fn the_contract_names_the_temperature_model_provider_and_prompt_the_agent_ran_wi
     assert!(!reqs.is_empty(), "the agent called the scripted LLM");
     for r in &reqs {
         assert_eq!(r.body["temperature"], 0.25, "the temperature the flag asked for reached the endpoint");
-        assert_eq!(r.body["model"], SCRIPTED_MODEL);
+        assert_eq!(r.body["model"], REQUESTED);
     }
     let c = contract_of(&out);
     assert_eq!(c["temperature"], 0.25);
-    assert_eq!(c["model"], SCRIPTED_MODEL);
+    assert_eq!(c["model"], REQUESTED, "the frozen model is the one the agent requests");
+    assert_eq!(c["models_answered"], serde_json::json!([SCRIPTED_MODEL]), "the model the endpoint said answered");
     assert_eq!(c["provider"], "openai");
     assert_eq!(c["prompt_version"], Value::String(prompt::template_digest()));
     let records = std::fs::read_to_string(out.join("per_task.jsonl")).unwrap();
