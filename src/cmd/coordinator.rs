@@ -41,7 +41,7 @@ pub struct Args {
     /// gRPC address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
-    /// HTTP address of the status page (/, /healthz, /api/status).
+    /// HTTP address of the status page (/, /healthz, /api/status) and the live trajectory viewer (/view, /api/*).
     #[arg(long)]
     pub http: Option<SocketAddr>,
     /// Where the store lives.
