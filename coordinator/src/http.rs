@@ -1,5 +1,6 @@
 //! The coordinator's HTTP port: `/healthz`, a JSON status at `/api/status`
-//! and a small HTML page at `/` listing sweeps and workers. [`router`]
+//! and a small HTML page at `/` listing sweeps and workers; other pages (the
+//! trajectory viewer) can be merged in behind the same token. [`router`]
 //! returns a plain axum `Router` so other parts (metrics) can merge into it.
 //!
 //! With a token configured, every page but `/healthz` (and `/metrics`, merged
@@ -21,7 +22,17 @@ use crate::service::{same, Handle};
 use crate::status::{SweepStatus, WorkerInfo};
 
 pub fn router(handle: Handle, token: Option<&str>) -> Router {
+    router_with(handle, token, None)
+}
+
+/// As [`router`], with `extra` pages (which must not claim `/` or
+/// `/api/status`) behind the same token check.
+pub fn router_with(handle: Handle, token: Option<&str>, extra: Option<Router>) -> Router {
     let pages = Router::new().route("/api/status", get(api_status)).route("/", get(page)).with_state(handle);
+    let pages = match extra {
+        Some(extra) => pages.merge(extra),
+        None => pages,
+    };
     let pages = match token {
         Some(t) => pages.layer(middleware::from_fn_with_state(Arc::<str>::from(t), require_token)),
         None => pages,

@@ -116,8 +116,24 @@ fn read(path: &PathBuf) -> Result<Vec<u8>, ServerError> {
     std::fs::read(path).map_err(|source| ServerError::TlsFile { path: path.clone(), source })
 }
 
+/// Builds extra pages for the `--http` port once the store and the engine's
+/// handle exist (the trajectory viewer, which lives in another crate: the
+/// coordinator does not depend on it). They are served behind the port's
+/// token check, beside the coordinator's own `/` and `/api/status`.
+/// Tasks the pages spawn belong to the given centre, stopped with the server.
+pub type PagesHook = Arc<dyn Fn(Store, Handle, TaskCenter) -> axum::Router + Send + Sync>;
+
 /// Opens the store, reloads it and starts serving. Returns once listening.
 pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running, ServerError> {
+    start_with_pages(config, cancel, None).await
+}
+
+/// As [`start`], with `pages` (when given) served on the `--http` port.
+pub async fn start_with_pages(
+    config: Config,
+    cancel: CancellationToken,
+    pages: Option<PagesHook>,
+) -> Result<Running, ServerError> {
     if let Some(t) = &config.token {
         check_token(t)?;
     }
@@ -226,12 +242,9 @@ pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running,
         })
     };
     let http = http_listener.map(|l| {
-        let router = crate::http::router(handle.clone(), config.token.as_deref()).merge(crate::metrics::router(
-            handle.clone(),
-            metrics,
-            exposition,
-            budget,
-        ));
+        let extra = pages.map(|build| build(store.clone(), handle.clone(), serving.clone()));
+        let router = crate::http::router_with(handle.clone(), config.token.as_deref(), extra)
+            .merge(crate::metrics::router(handle.clone(), metrics, exposition, budget));
         serving.spawn("http", move |token| async move {
             let _ = axum::serve(l, router).with_graceful_shutdown(token.cancelled_owned()).await;
         })

@@ -41,7 +41,7 @@ pub struct Args {
     /// gRPC address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
-    /// HTTP address of the status page (/, /healthz, /api/status).
+    /// HTTP address of the status page (/, /healthz, /api/status) and the live trajectory viewer (/view, /api/*).
     #[arg(long)]
     pub http: Option<SocketAddr>,
     /// Where the store lives.
@@ -144,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Logs to stderr; spans over OTLP only when an endpoint is configured.
         let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = skillshift_experiment::signals::cancel_on_signals();
-        let running = server::start(config, cancel).await?;
+        let running = server::start_with_pages(config, cancel, Some(skillshift_viewer::live::hook())).await?;
         match running.http_addr {
             Some(h) => println!("coordinator listening on {} (http {h})", running.grpc_addr),
             None => println!("coordinator listening on {}", running.grpc_addr),

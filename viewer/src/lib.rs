@@ -4,6 +4,7 @@
 //!
 //! * [`source`]: the [`Source`] trait, what the viewer reads.
 //! * [`export`]: [`ExportSource`], the trait over an export directory.
+//! * [`live`]: [`LiveSource`], the trait over a running coordinator's store.
 //! * [`api`]: the JSON under `/api/*` the page renders.
 //! * [`marks`]: which observation lines a step's perturbations touched.
 //! * [`auth`]: the token check, the coordinator's scheme.
@@ -17,6 +18,7 @@
 pub mod api;
 pub mod auth;
 pub mod export;
+pub mod live;
 pub mod marks;
 pub mod source;
 
@@ -28,6 +30,7 @@ use axum::routing::get;
 use axum::{middleware, Router};
 
 pub use export::ExportSource;
+pub use live::LiveSource;
 pub use source::{Source, SourceError, SweepInfo};
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
@@ -56,8 +59,17 @@ async fn index(uri: axum::http::Uri) -> impl IntoResponse {
 
 /// The page and its `/api/*`, over `source`, with no token check.
 pub fn pages(source: Arc<dyn Source>) -> Router {
+    pages_at("/", source)
+}
+
+/// Where a coordinator's `--http` port serves the viewer's page (its own status page keeps `/`).
+pub const LIVE_PATH: &str = "/view";
+
+/// As [`pages`], with the page itself at `index_path` (its script, style and
+/// `/api/*` stay at the root; the page links them so).
+pub fn pages_at(index_path: &str, source: Arc<dyn Source>) -> Router {
     Router::new()
-        .route("/", get(index))
+        .route(index_path, get(index))
         .route("/app.js", get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }))
         .route("/app.css", get(|| async { asset("text/css; charset=utf-8", APP_CSS) }))
         .route("/api/sweeps", get(api::sweeps))
@@ -82,9 +94,14 @@ pub fn router(source: Arc<dyn Source>, token: Option<&str>) -> Router {
 
 /// The URL a browser opens for a viewer listening on `addr`, with the token when there is one.
 pub fn url(addr: std::net::SocketAddr, token: Option<&str>) -> String {
+    url_at(addr, "/", token)
+}
+
+/// As [`url`], for a page at `path` (a coordinator's [`LIVE_PATH`]).
+pub fn url_at(addr: std::net::SocketAddr, path: &str, token: Option<&str>) -> String {
     match token {
-        Some(t) => format!("http://{addr}/?token={}", percent_encoded(t)),
-        None => format!("http://{addr}/"),
+        Some(t) => format!("http://{addr}{path}?token={}", percent_encoded(t)),
+        None => format!("http://{addr}{path}"),
     }
 }
 
