@@ -566,6 +566,11 @@ impl Session {
         target_id(browser_call(conn, "Target.createTarget", params, self.cfg.call_timeout).await)
     }
 
+    /// The attempt's own browser context, when it has one (`Target.createBrowserContext`'s id).
+    pub fn context_id(&self) -> Option<&str> {
+        self.context.as_deref()
+    }
+
     /// The window handles (DevTools target ids) of the pages in the attempt's browser context;
     /// `None` when the attempt has no context of its own, so every window is the attempt's.
     pub async fn context_pages(&self) -> Result<Option<Vec<String>>, BrowserError> {

@@ -713,7 +713,12 @@ async fn geolocate(session: &Session, geo: &serde_json::Value) -> Result<(), Bro
     if geo.get("latitude").is_none() || geo.get("longitude").is_none() {
         params = serde_json::json!({});
     }
-    if let Err(e) = session.cdp("Browser.grantPermissions", serde_json::json!({"permissions": ["geolocation"]})).await {
+    // A grant names the attempt's own browser context; without one it would go to the default context.
+    let mut grant = serde_json::json!({"permissions": ["geolocation"]});
+    if let Some(id) = session.context_id() {
+        grant["browserContextId"] = serde_json::json!(id);
+    }
+    if let Err(e) = session.cdp("Browser.grantPermissions", grant).await {
         if e.is_fatal() {
             return Err(e);
         }
