@@ -43,6 +43,8 @@ impl Executor for OneStep {
             r.success = Some(false);
             r.outcome = Some(Outcome::Failure);
             r.steps = Some(1);
+            // As the run loop stamps it; it travels on the wire record (RunRecord.failure_category).
+            r.failure_category = Some("wrong_answer".into());
             let mut t = Trajectory::for_attempt(&spec, "find the issue", "http://x/", "one-step");
             t.outcome = Outcome::Failure;
             t.failure_category = Some("wrong_answer".into());
@@ -124,6 +126,10 @@ async fn a_live_attempts_trajectory_is_read_from_the_coordinators_store() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    let attempts =
+        json(http, &format!("/api/attempts?sweep={id}&treatment=CONTROL&site=gitlab&condition=src&token={TOKEN}"))
+            .await;
+    assert_eq!(attempts["attempts"][0]["failure_category"], "wrong_answer", "the live record's category: {attempts}");
     let q = format!("sweep={id}&treatment=CONTROL&uid=skillshift.gitlab.v1.0&condition=src&rep=0&attempt=0");
     let one = json(http, &format!("/api/attempt?{q}&token={TOKEN}")).await;
     assert_eq!(one["record"]["outcome"], "failure", "{one}");
