@@ -62,7 +62,7 @@ fn percent_decoded(s: &str) -> Vec<u8> {
 }
 
 /// Whether the request carries `token`, in its `Authorization` header or its query.
-fn presents(req: &Request, token: &str) -> bool {
+pub fn presents(req: &Request, token: &str) -> bool {
     let header = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
     if header.and_then(|v| v.strip_prefix("Bearer ")).is_some_and(|t| same(t.as_bytes(), token.as_bytes())) {
         return true;
@@ -71,7 +71,8 @@ fn presents(req: &Request, token: &str) -> bool {
     query.split('&').filter_map(|kv| kv.strip_prefix("token=")).any(|t| same(&percent_decoded(t), token.as_bytes()))
 }
 
-async fn require_token(State(token): State<Arc<str>>, req: Request, next: Next) -> Response {
+/// Middleware: pass the request on only when it carries the token; otherwise `401`.
+pub async fn require_token(State(token): State<Arc<str>>, req: Request, next: Next) -> Response {
     if presents(&req, &token) {
         return next.run(req).await;
     }
