@@ -5,6 +5,8 @@
 //! (it replaces a paid LLM), must send the same messages with the same model,
 //! temperature and token budget, and read each reply to the same verdict.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -16,26 +18,6 @@ use skillshift_worker::judge::{LlmJudge, JUDGE_MAX_TOKENS, JUDGE_MODEL};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn oracle() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLSHIFT_ORACLE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/webarena-oracle"));
-    let out = Command::new("bash")
-        .arg(root().join("scripts/webarena-oracle/setup.sh"))
-        .arg(&dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("running scripts/webarena-oracle/setup.sh");
-    match out.status.code() {
-        Some(0) => Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())),
-        Some(3) if std::env::var_os("CI").is_none() => {
-            eprintln!("\n!!!! SKIPPED the judge conformance: the package registry cannot be reached. Under CI this fails. !!!!\n");
-            None
-        }
-        code => panic!("scripts/webarena-oracle/setup.sh failed (exit {code:?})"),
-    }
 }
 
 /// (kind, pred, reference, question, reply)
@@ -51,7 +33,7 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_judge_sends_webarenas_prompts_and_reads_replies_as_webarena_does() {
-    let Some(python) = oracle() else { return };
+    let Some((python, _)) = common::webarena_oracle("the judge conformance") else { return };
     let input: Vec<Value> = CASES.iter().map(|c| json!([c.0, c.1, c.2, c.3, c.4])).collect();
     let mut child = Command::new(&python)
         .arg(root().join("scripts/webarena-oracle/judge_prompts.py"))

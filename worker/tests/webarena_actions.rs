@@ -31,26 +31,6 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-fn oracle() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLSHIFT_ORACLE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/webarena-oracle"));
-    let out = Command::new("bash")
-        .arg(root().join("scripts/webarena-oracle/setup.sh"))
-        .arg(&dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("running scripts/webarena-oracle/setup.sh");
-    match out.status.code() {
-        Some(0) => Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())),
-        Some(3) if std::env::var_os("CI").is_none() => {
-            eprintln!("\n!!!! SKIPPED the action parser conformance: the package registry cannot be reached, so WebArena's code cannot be installed. Under CI this fails. !!!!\n");
-            None
-        }
-        code => panic!("scripts/webarena-oracle/setup.sh failed (exit {code:?})"),
-    }
-}
-
 /// Action strings as agents write them: WebArena's own forms, the action-history
 /// form, lenient spellings, and malformed ones.
 const ACTIONS: &[&str] = &[
@@ -145,7 +125,7 @@ fn ours(text: &str) -> Value {
 
 #[test]
 fn the_parser_agrees_with_webarenas_create_id_based_action() {
-    let Some(python) = oracle() else { return };
+    let Some((python, _)) = common::webarena_oracle("the action parser conformance") else { return };
     let mut child = Command::new(&python)
         .arg(root().join("scripts/webarena-oracle/actions.py"))
         .stdin(Stdio::piped())

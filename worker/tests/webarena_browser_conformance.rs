@@ -9,6 +9,8 @@
 //! CI (`CI` set) that is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate: a failed unwrap is a failed test
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,26 +29,6 @@ use skillshift_worker::skill_runtime::Placeholders;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn oracle() -> Option<(PathBuf, PathBuf)> {
-    let dir = std::env::var_os("SKILLSHIFT_ORACLE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/webarena-oracle"));
-    let out = Command::new("bash")
-        .arg(root().join("scripts/webarena-oracle/setup.sh"))
-        .arg(&dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("running scripts/webarena-oracle/setup.sh");
-    match out.status.code() {
-        Some(0) => Some((PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string()), dir)),
-        Some(3) if std::env::var_os("CI").is_none() => {
-            eprintln!("\n!!!! SKIPPED webarena_browser_conformance: the package registry cannot be reached, so WebArena's evaluator cannot be installed. Under CI this fails. !!!!\n");
-            None
-        }
-        code => panic!("scripts/webarena-oracle/setup.sh failed (exit {code:?})"),
-    }
 }
 
 const ISSUE: &str = r#"<!DOCTYPE html><html><head><title>Issue 7</title></head><body>
@@ -155,7 +137,7 @@ fn task(eval: Eval, url: &str) -> Task {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn program_html_on_real_pages_agrees_with_webarena() {
-    let Some((python, dir)) = oracle() else { return };
+    let Some((python, dir)) = common::webarena_oracle("webarena_browser_conformance") else { return };
     let base = serve().await;
     let cases: Vec<(String, String, Value)> = cases()
         .into_iter()

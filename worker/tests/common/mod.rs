@@ -124,3 +124,34 @@ pub fn validate(records: &[skillshift_common::Record]) {
 pub fn arc<T: SiteManager>(t: T) -> Arc<dyn SiteManager> {
     Arc::new(t)
 }
+
+/// The workspace's root directory.
+pub fn workspace_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// The WebArena oracle venv (`scripts/webarena-oracle/setup.sh`, built once under
+/// `target/webarena-oracle` or `SKILLSHIFT_ORACLE_DIR`): its python and its directory.
+/// `None`, saying `what` was skipped, when the package registry cannot be reached outside CI.
+pub fn webarena_oracle(what: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    use std::path::PathBuf;
+    use std::process::{Command, Stdio};
+    let root = workspace_root();
+    let dir = std::env::var_os("SKILLSHIFT_ORACLE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/webarena-oracle"));
+    let out = Command::new("bash")
+        .arg(root.join("scripts/webarena-oracle/setup.sh"))
+        .arg(&dir)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("running scripts/webarena-oracle/setup.sh");
+    match out.status.code() {
+        Some(0) => Some((PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string()), dir)),
+        Some(3) if std::env::var_os("CI").is_none() => {
+            eprintln!("\n!!!! SKIPPED {what}: the package registry cannot be reached, so WebArena's code cannot be installed. Under CI this fails. !!!!\n");
+            None
+        }
+        code => panic!("scripts/webarena-oracle/setup.sh failed (exit {code:?})"),
+    }
+}
