@@ -109,3 +109,65 @@ fn run_refuses_a_reference_agent_without_an_api_key_and_an_unknown_agent() {
         assert!(out.stdout.is_empty(), "agent {agent}: nothing runs");
     }
 }
+
+/// Skills an external agent runs by itself and reports are in its trajectory, step by step, and a reported
+/// failure makes the attempt's failure category `skill_failure`, as a failed harness skill does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_agents_skill_reports_are_in_its_trajectory_and_explain_its_failure() {
+    let (uid, _) = search_task();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent.sh");
+    // Reads the task line, then per observation: step 1 reports a passing and a failing skill and scrolls,
+    // step 2 stops with a wrong answer.
+    std::fs::write(
+        &agent,
+        r#"read task
+read obs
+echo '{"type":"skill_report","name":"open_search","ok":true,"error":null}'
+echo '{"type":"skill_report","name":"fill_query","ok":false,"error":"no search box on this page"}'
+echo '{"type":"action","action":"scroll [down]"}'
+read obs
+echo '{"type":"action","action":"stop [nothing]"}'
+read obs
+"#,
+    )
+    .unwrap();
+    let path = dir.path().join("t.json");
+    let (out, record) = {
+        let agent = format!("cmd:sh {}", agent.display());
+        let traj = path.display().to_string();
+        tokio::task::spawn_blocking(move || {
+            let data = tempfile::tempdir().unwrap();
+            let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+                .args(["run", &uid, "--condition", "src", "--agent", &agent, "--skills", "none", "--max-steps", "5"])
+                .args(["--trajectory", &traj, "--trajectory-screenshots", "none", "--data"])
+                .arg(data.path())
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            let record: serde_json::Value =
+                stdout.lines().rev().find_map(|l| serde_json::from_str(l).ok()).unwrap_or_default();
+            (out, record)
+        })
+        .await
+        .unwrap()
+    };
+    assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(record["outcome"], "failure", "{record}");
+    assert_eq!((record["skill_calls"].as_u64(), record["skill_failures"].as_u64()), (Some(2), Some(1)), "{record}");
+    assert_eq!(record["failure_category"], "skill_failure", "{record}");
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let steps = t["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{t}");
+    let reported = steps[0]["reported_skills"].as_array().expect("step 1 has its reports");
+    assert_eq!(reported.len(), 2, "{t}");
+    assert_eq!(
+        (&reported[0]["name"], &reported[0]["ok"]),
+        (&serde_json::json!("open_search"), &serde_json::json!(true))
+    );
+    assert_eq!(reported[1]["error"], "no search box on this page");
+    assert_eq!(steps[0]["action"], "scroll [down]");
+    assert!(steps[1].get("reported_skills").is_none(), "no reports, no field: {}", steps[1]);
+    assert_eq!(t["failure_category"], "skill_failure");
+}

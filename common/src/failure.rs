@@ -9,7 +9,7 @@
 //!   the modal was still on the last page the agent saw, or a click the page
 //!   swallowed was never tried again.
 //! * `skill_failure`: a skill the harness ran failed (its trajectory step names
-//!   the sub-step).
+//!   the sub-step), or an external agent reported one of its own as failed.
 //! * `step_budget`: the step budget ran out (`timeout`).
 //! * `agent_stopped_early`: the agent stopped right after an action or skill of
 //!   its own had failed.
@@ -49,7 +49,10 @@ pub fn categorize(outcome: Outcome, error: Option<&str>, trajectory: Option<&Tra
             let steps = trajectory.map_or(&[][..], |t| t.steps.as_slice());
             if blocked_by_perturbation(steps) {
                 PERTURBATION
-            } else if steps.iter().any(|s| s.skill.as_ref().is_some_and(|k| !k.ok)) {
+            } else if steps
+                .iter()
+                .any(|s| s.skill.as_ref().is_some_and(|k| !k.ok) || s.reported_skills.iter().any(|k| !k.ok))
+            {
                 SKILL_FAILURE
             } else if outcome == Outcome::Timeout {
                 STEP_BUDGET
@@ -122,6 +125,7 @@ mod tests {
             llm: None,
             duration_ms: 0,
             screenshot: None,
+            reported_skills: Vec::new(),
         }
     }
 

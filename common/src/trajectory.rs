@@ -135,6 +135,19 @@ pub struct Step {
     pub duration_ms: u64,
     /// `screenshots/<sha256>.png`, relative to the trajectories directory.
     pub screenshot: Option<String>,
+    /// Skills an external agent ran by itself during this step and reported (`skill_report`); left
+    /// out when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported_skills: Vec<ReportedSkill>,
+}
+
+/// A skill an external agent ran by itself and reported: it counts in the record's `skill_calls`
+/// and `skill_failures` like a skill the harness ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportedSkill {
+    pub name: String,
+    pub ok: bool,
+    pub error: Option<String>,
 }
 
 /// One evaluator's finding.
@@ -273,6 +286,11 @@ impl Trajectory {
             if let Some(llm) = step.llm.as_mut() {
                 r(&mut llm.reply);
             }
+            for reported in &mut step.reported_skills {
+                if let Some(e) = reported.error.as_mut() {
+                    r(e);
+                }
+            }
             if let Some(skill) = step.skill.as_mut() {
                 if let Some(e) = skill.error.as_mut() {
                     r(e);
@@ -382,6 +400,7 @@ mod tests {
                 llm: None,
                 duration_ms: 3,
                 screenshot: None,
+                reported_skills: Vec::new(),
             }],
             score: Some(ScoreEvidence {
                 verdict: "fail".into(),

@@ -45,6 +45,12 @@ pub const MAX_RECORD_BYTES: usize = 4 << 20;
 /// Bytes of one trajectory blob (compressed, in chunks); a larger one is refused with a `trajectory_reject`.
 pub const MAX_TRAJECTORY_BYTES: usize = skillshift_common::blob::MAX_BLOB_BYTES;
 
+/// How long one store commit (a batch's writes and their flush) may take before the store counts as
+/// stalled and the coordinator stops with one line and exit 2, for a supervisor to restart it once the
+/// disk is fixed: a disk that stops answering (full, failing) can block a write instead of failing it. A
+/// commit takes milliseconds; the largest, a sweep of the maximum size, well under a second.
+pub const STORE_COMMIT_DEADLINE: Duration = Duration::from_secs(20);
+
 /// The bounds one coordinator enforces.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
@@ -60,6 +66,7 @@ pub struct Limits {
     pub max_message_bytes: usize,
     pub max_record_bytes: usize,
     pub max_trajectory_bytes: usize,
+    pub store_commit_deadline: Duration,
 }
 
 impl Default for Limits {
@@ -77,6 +84,7 @@ impl Default for Limits {
             max_message_bytes: MAX_MESSAGE_BYTES,
             max_record_bytes: MAX_RECORD_BYTES,
             max_trajectory_bytes: MAX_TRAJECTORY_BYTES,
+            store_commit_deadline: STORE_COMMIT_DEADLINE,
         }
     }
 }

@@ -232,8 +232,9 @@ pub async fn start_with_pages(
 
     let driver = {
         let (store, tasks, root_token) = (store.clone(), engine_tasks.clone(), root.token());
+        let deadline = limits.store_commit_deadline;
         engine_tasks.spawn("driver", move |token| async move {
-            let result = drive(engine, store, rx, tasks, token).await;
+            let result = drive(engine, store, rx, tasks, token, deadline).await;
             if result.is_err() {
                 // The store cannot write: nothing may be acknowledged any more, so stop everything.
                 root_token.cancel();
@@ -298,6 +299,7 @@ async fn drive(
     mut rx: mpsc::Receiver<Input>,
     tasks: TaskCenter,
     token: CancellationToken,
+    deadline: Duration,
 ) -> Result<(), ServerError> {
     let mut buf: Vec<Input> = Vec::with_capacity(BATCH);
     let period = (engine.ttl() / 20).clamp(Duration::from_millis(20), Duration::from_millis(500));
@@ -338,13 +340,15 @@ async fn drive(
                 })
                 .collect();
             let s = store.clone();
-            let flushed = tasks
-                .spawn_blocking("store-commit", move || {
-                    s.apply(&ops)?;
-                    s.flush()
-                })
-                .await
-                .map_err(|e| ServerError::Serve(format!("store task failed: {e}")))?;
+            let commit = tasks.spawn_blocking("store-commit", move || {
+                s.apply(&ops)?;
+                s.flush()
+            });
+            // A disk that stops answering (full, failing) can block a write forever instead of failing it.
+            let flushed = match tokio::time::timeout(deadline, commit).await {
+                Ok(joined) => joined.map_err(|e| ServerError::Serve(format!("store task failed: {e}")))?,
+                Err(_) => Err(store.stalled(deadline)),
+            };
             if let Err(e) = flushed {
                 // Nothing of this batch is acknowledged; the error is the coordinator's last line.
                 return Err(e.into());
@@ -365,7 +369,11 @@ async fn drive(
             }
         }
     }
-    store.flush()?;
+    let s = store.clone();
+    match tokio::time::timeout(deadline, tasks.spawn_blocking("store-flush", move || s.flush())).await {
+        Ok(joined) => joined.map_err(|e| ServerError::Serve(format!("store task failed: {e}")))??,
+        Err(_) => return Err(store.stalled(deadline).into()),
+    };
     tracing::info!("store flushed; engine stopped");
     Ok(())
 }

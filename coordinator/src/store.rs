@@ -66,6 +66,8 @@ pub enum StoreError {
     Corrupt { what: &'static str, key: String, message: String },
     #[error("store: an earlier write failed; nothing more is written")]
     Broken,
+    #[error("store: a write has not finished after {secs} s (a full or failing disk?); nothing more is written")]
+    Stalled { secs: u64 },
     #[error("store: {0} (injected fault)")]
     Injected(&'static str),
 }
@@ -148,15 +150,25 @@ pub struct SweepRows {
 #[derive(Debug)]
 pub struct Faults {
     writes_left: AtomicU64,
+    stalled: AtomicBool,
 }
 
 impl Default for Faults {
     fn default() -> Faults {
-        Faults { writes_left: AtomicU64::new(u64::MAX) }
+        Faults { writes_left: AtomicU64::new(u64::MAX), stalled: AtomicBool::new(false) }
     }
 }
 
 impl Faults {
+    /// Makes every row write block until [`Faults::unstall`], as a disk that stops answering does.
+    pub fn stall_writes(&self) {
+        self.stalled.store(true, Ordering::SeqCst);
+    }
+
+    pub fn unstall(&self) {
+        self.stalled.store(false, Ordering::SeqCst);
+    }
+
     /// Lets `n` more row writes through, then fails every one.
     pub fn fail_writes_after(&self, n: u64) {
         self.writes_left.store(n, Ordering::SeqCst);
@@ -164,6 +176,9 @@ impl Faults {
 
     /// One row write: `Err` once the allowance is used up.
     fn write(&self) -> Result<(), StoreError> {
+        while self.stalled.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let left = self.writes_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
             u64::MAX => Some(u64::MAX),
             0 => None,
@@ -298,6 +313,15 @@ impl Store {
             std::mem::forget(self.db.clone());
         }
         e
+    }
+
+    /// Marks the store broken because a write has been blocked for `waited`: nothing more is written,
+    /// and the database is never dropped (its flush on drop would block the exit behind the stuck write).
+    pub fn stalled(&self, waited: std::time::Duration) -> StoreError {
+        if !self.broken.swap(true, Ordering::SeqCst) {
+            std::mem::forget(self.db.clone());
+        }
+        StoreError::Stalled { secs: waited.as_secs() }
     }
 
     fn check_writable(&self) -> Result<(), StoreError> {

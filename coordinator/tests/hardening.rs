@@ -82,6 +82,35 @@ async fn a_store_that_cannot_write_stops_the_coordinator_with_its_error() {
     assert_eq!(rows[0].units.len(), 6);
 }
 
+/// A disk that stops answering blocks a write instead of failing it: the commit's deadline turns that into
+/// the coordinator's last error, so it stops (and a supervisor restarts it) instead of hanging.
+#[tokio::test]
+async fn a_store_write_that_blocks_stops_the_coordinator_at_the_commit_deadline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let limits = Limits { store_commit_deadline: Duration::from_secs(1), ..Limits::default() };
+    let coordinator = server::start(config(dir.path(), limits), CancellationToken::new()).await.expect("up");
+    let url = format!("http://{}", coordinator.grpc_addr);
+    let store = coordinator.store.clone();
+    let mut control = Client::connect(&url, None, &Default::default()).await.expect("control client");
+    control.submit(&small_spec()).await.expect("stored while the disk answers");
+
+    store.faults().stall_writes();
+    let t0 = Instant::now();
+    let e = control.submit(&small_spec()).await.expect_err("never acknowledged");
+    assert!(e.to_string().contains("shutting down"), "{e}");
+    let result = tokio::time::timeout(Duration::from_secs(20), coordinator.wait()).await.expect("stops in time");
+    let e = result.expect_err("stops with the stall as its error");
+    assert_eq!(
+        e.to_string(),
+        "store: a write has not finished after 1 s (a full or failing disk?); nothing more is written"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(10), "stopped in {:?}", t0.elapsed());
+    // The blocked write ends (the disk answers again), so the test's runtime can stop. (The stalled store is
+    // never closed, so its lock stays taken in this process; the full-disk test in the workspace's
+    // `tests/hardening_coordinator.rs` restarts a real coordinator on the store.)
+    store.faults().unstall();
+}
+
 async fn open_session(url: &str) -> (mpsc::Sender<v1::WorkerMessage>, Result<(), tonic::Status>) {
     let mut worker = WorkerClient::connect(url.to_string()).await.expect("connect");
     let (tx, rx) = mpsc::channel(8);

@@ -89,6 +89,9 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         // Logs to stderr; the coordinator's and the workers' spans over OTLP when an endpoint is configured.
         let traces = skillshift_telemetry::init(&s.telemetry)?;
         let cancel = crate::signals::cancel_on_signals();
+        // Not the signal's: on Ctrl-C the coordinator stays up until the workers have drained and the
+        // records are exported.
+        let stop_coordinator = tokio_util::sync::CancellationToken::new();
         let token = random_token();
         let coordinator = server::start(
             Config {
@@ -101,7 +104,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 limits: Default::default(),
                 llm_budget: s.llm_budget,
             },
-            cancel.child_token(),
+            stop_coordinator.clone(),
         )
         .await?;
         let url = format!("http://{}", coordinator.grpc_addr);
@@ -131,36 +134,46 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
             });
             built.push(worker);
         }
-        let conn = Connect::plain(url.clone(), Some(token.clone()));
-        let mut client = conn.client().await?;
-        let id = client.submit(&spec).await?;
-        eprintln!("sweep {id}: {} units on {} workers", crate::spec::units(&spec), s.workers);
-        let followed = tokio::select! {
-            r = crate::follow::follow(&conn, &id, crate::progress::interactive()) => Some(r?),
-            _ = cancel.cancelled() => None,
-        };
-        if let Some(st) = &followed {
-            println!("{}", crate::follow::one_line(st));
+        let swept = async {
+            let conn = Connect::plain(url.clone(), Some(token.clone()));
+            let mut client = conn.client().await?;
+            let id = client.submit(&spec).await?;
+            eprintln!("sweep {id}: {} units on {} workers", crate::spec::units(&spec), s.workers);
+            let followed = tokio::select! {
+                r = crate::follow::follow(&conn, &id, crate::progress::interactive()) => Some(r?),
+                _ = cancel.cancelled() => None,
+            };
+            if let Some(st) = &followed {
+                println!("{}", crate::follow::one_line(st));
+            }
+            // Workers drain first: their trajectories follow the records, and the export should hold them.
+            if !tasks.shutdown(Duration::from_secs(120)).await {
+                eprintln!("skillshift: warning: a worker did not stop in time");
+            }
+            let mut n = crate::export::export(&mut client, &id, &records).await?;
+            if let Some(b) = &baseline {
+                n += crate::reuse::merge(&records, b)?;
+            }
+            Ok::<_, anyhow::Error>((n, followed))
         }
-        // Workers drain first: their trajectories follow the records, and the export should hold them.
-        if !tasks.shutdown(Duration::from_secs(120)).await {
-            eprintln!("skillshift: warning: a worker did not stop in time");
-        }
-        let mut n = crate::export::export(&mut client, &id, &records).await?;
-        if let Some(b) = &baseline {
-            n += crate::reuse::merge(&records, b)?;
-        }
+        .await;
+        // On every path, also a failed one: no chromedriver or Chromium outlives `local`.
+        tasks.shutdown(Duration::from_secs(5)).await;
         for w in &built {
             w.shutdown().await;
         }
-        cancel.cancel();
+        stop_coordinator.cancel();
         coordinator.wait().await?;
+        let (n, followed) = swept?;
         if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
             eprintln!("skillshift: warning: {e}");
         }
         eprintln!("wrote {n} records to {}", records.display());
         Ok::<_, anyhow::Error>(followed.is_some_and(|st| crate::follow::finished_ok(st.state)))
-    })?;
+    });
+    // A store write stuck on a failed disk must not hold the exit (dropping the runtime would wait for it).
+    rt.shutdown_timeout(Duration::from_secs(5));
+    let completed = completed?;
     let set = skillshift_analysis::records::read_file(&records)?;
     let names: Vec<String> = set.names().into_iter().map(String::from).collect();
     let mut reports = Vec::new();

@@ -31,6 +31,8 @@ pub fn cancel_on_signals() -> CancellationToken {
                 eprintln!("shutting down (again to exit at once)");
                 c.cancel();
             } else {
+                // An exit skips every destructor: the browsers are killed here or never.
+                skillshift_worker::browser::kill_all_browsers();
                 std::process::exit(130);
             }
         }

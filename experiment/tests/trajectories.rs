@@ -134,6 +134,7 @@ impl Executor for BigPage {
                 llm: None,
                 duration_ms: 1,
                 screenshot: None,
+                reported_skills: Vec::new(),
             });
             (r, Some(Blob { trajectory: t, screenshots: BTreeMap::new() }))
         })

@@ -140,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         llm_budget: args.llm.config(),
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    rt.block_on(async move {
+    let result = rt.block_on(async move {
         // Logs to stderr; spans over OTLP only when an endpoint is configured.
         let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = skillshift_experiment::signals::cancel_on_signals();
@@ -156,5 +156,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         eprintln!("coordinator stopped; store flushed");
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // A store write stuck on a failed disk must not hold the exit (dropping the runtime would wait for it).
+    rt.shutdown_timeout(Duration::from_secs(5));
+    result
 }

@@ -162,6 +162,8 @@ function stepBlock(d, s, i) {
     s.perturbations.length ? el("div", {}, "perturbations: ", s.perturbations.map((x) => el("span", { class: "perturb" }, x))) : null,
     s.action !== null && s.action !== undefined ? el("div", { class: "action" }, el("b", {}, "action "), el("code", {}, s.action)) : null,
     s.skill ? skillBlock(s.skill, d.failed_substep[i]) : null,
+    (s.reported_skills || []).map((k) => el("div", { class: "skill reported" }, el("b", {}, "reported skill "), k.name, " → ",
+      k.ok ? el("span", { class: "outcome-success" }, "ok") : el("span", { class: "err" }, "failed" + (k.error ? ": " + k.error : "")))),
     s.last_action_error ? el("div", { class: "err" }, "last action error: " + s.last_action_error) : null,
     el("details", { open: "" }, el("summary", {}, "observation (" + marked.size + (marked.size === 1 ? " perturbed line" : " perturbed lines") + " marked)"), obs),
     s.llm ? el("details", {}, el("summary", {}, "LLM reply · " + s.llm.model + " · " + s.llm.tokens_in + " in / " + s.llm.tokens_out + " out · " + s.llm.latency_ms + " ms"),

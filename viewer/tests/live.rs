@@ -60,6 +60,7 @@ impl Executor for OneStep {
                 llm: None,
                 duration_ms: 1,
                 screenshot: None,
+                reported_skills: Vec::new(),
             });
             (r, Some(Blob { trajectory: t, screenshots: BTreeMap::new() }))
         })

@@ -156,10 +156,53 @@ pub async fn deadline<T>(
     }
 }
 
+/// A running chromedriver, the leader of a process group of its own that holds every Chromium it
+/// starts. Dropping it kills the whole group, so no exit path of a worker leaves browsers behind.
 struct DriverProc {
     child: tokio::process::Child,
     port: u16,
     pid: u32,
+}
+
+impl DriverProc {
+    fn new(child: tokio::process::Child, port: u16) -> DriverProc {
+        let pid = child.id().unwrap_or(0);
+        if let Ok(mut live) = LIVE_GROUPS.lock() {
+            live.insert(pid);
+        }
+        DriverProc { child, port, pid }
+    }
+
+    /// Kills the group at once (once: the id may be reused after the leader is reaped).
+    fn kill(&mut self) {
+        kill_group(self.pid);
+        if let Ok(mut live) = LIVE_GROUPS.lock() {
+            live.remove(&self.pid);
+        }
+        self.pid = 0;
+    }
+}
+
+impl Drop for DriverProc {
+    fn drop(&mut self) {
+        // The leader itself is reaped by tokio (`kill_on_drop`).
+        self.kill();
+    }
+}
+
+/// The process groups of every chromedriver this process runs (see [`kill_all_browsers`]).
+static LIVE_GROUPS: std::sync::Mutex<BTreeSet<u32>> = std::sync::Mutex::new(BTreeSet::new());
+
+/// Kills every chromedriver and Chromium this process started, at once: for an exit that skips
+/// the orderly shutdown (a second Ctrl-C).
+pub fn kill_all_browsers() {
+    let groups: Vec<u32> = match LIVE_GROUPS.lock() {
+        Ok(live) => live.iter().copied().collect(),
+        Err(_) => return,
+    };
+    for pgid in groups {
+        kill_group(pgid);
+    }
 }
 
 /// A browser kept between attempts.
@@ -294,11 +337,11 @@ impl Driver {
                 Ok(None) => return Ok(format!("http://127.0.0.1:{}", p.port)),
                 _ => {
                     tracing::warn!(pid = p.pid, "chromedriver died; restarting");
-                    kill_group(p.pid).await;
                     self.forget_idle();
                 }
             }
         }
+        // Dropping the old one kills what is left of its group.
         *guard = None;
         let mut last = String::new();
         for _ in 0..3 {
@@ -330,7 +373,8 @@ impl Driver {
     pub async fn shutdown(&self) {
         self.forget_idle();
         if let Some(mut p) = self.proc.lock().await.take() {
-            kill_group(p.pid).await;
+            p.kill();
+            // Waits for the leader, so it is gone when this returns.
             let _ = p.child.kill().await;
         }
     }
@@ -346,8 +390,7 @@ impl Driver {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| BrowserError::Driver(format!("cannot start {}: {e}", self.cfg.chromedriver.display())))?;
-        let pid = child.id().unwrap_or(0);
-        let mut proc = DriverProc { child, port, pid };
+        let mut proc = DriverProc::new(child, port);
         let ready = tokio::time::timeout(self.cfg.start_timeout, async {
             loop {
                 if let Ok(Some(status)) = proc.child.try_wait() {
@@ -363,11 +406,8 @@ impl Driver {
         match ready {
             Ok(Ok(())) => Ok(proc),
             Ok(Err(e)) => Err(e),
-            Err(_) => {
-                kill_group(pid).await;
-                let _ = proc.child.kill().await;
-                Err(BrowserError::Driver(format!("chromedriver did not listen on port {port}")))
-            }
+            // Dropping `proc` kills its group.
+            Err(_) => Err(BrowserError::Driver(format!("chromedriver did not listen on port {port}"))),
         }
     }
 }
@@ -377,17 +417,12 @@ fn free_port() -> std::io::Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-/// Kills a process group (chromedriver and the browsers it started).
-async fn kill_group(pgid: u32) {
-    if pgid == 0 {
+/// Kills a process group (chromedriver and the browsers it started); one it cannot signal is gone.
+fn kill_group(pgid: u32) {
+    let Some(pid) = i32::try_from(pgid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) else {
         return;
-    }
-    let _ = tokio::process::Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
 }
 
 /// A DevTools command sent through chromedriver's vendor endpoint.

@@ -19,8 +19,8 @@ use skillshift_common::evaluate::Scored;
 use skillshift_common::failure;
 use skillshift_common::skills::Step as SkillStep;
 use skillshift_common::trajectory::{
-    screenshot_name, EvaluatorEvidence, LlmCall, ScoreEvidence, ScreenshotPolicy, SkillCall, SkillSubStep, Step,
-    Trajectory,
+    screenshot_name, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy, SkillCall,
+    SkillSubStep, Step, Trajectory,
 };
 use skillshift_common::{AttemptSpec, Outcome, Record};
 
@@ -123,6 +123,7 @@ impl Capture {
             llm: None,
             duration_ms: 0,
             screenshot: None,
+            reported_skills: Vec::new(),
         });
     }
 
@@ -156,6 +157,13 @@ impl Capture {
         if let Some(step) = self.trajectory.steps.last_mut() {
             step.skill = Some(call);
             step.duration_ms = self.step_started.elapsed().as_millis() as u64;
+        }
+    }
+
+    /// The agent reported a skill it ran by itself during the last step.
+    pub fn reported(&mut self, name: &str, ok: bool, error: Option<&str>) {
+        if let Some(step) = self.trajectory.steps.last_mut() {
+            step.reported_skills.push(ReportedSkill { name: clip(name), ok, error: error.map(clip) });
         }
     }
 

@@ -515,6 +515,7 @@ async fn drive(
         p.capture.replied(shown_error, llm);
         WorkerMetrics::global().step();
         for rep in reply.skill_reports {
+            p.capture.reported(&rep.name, rep.ok, rep.error.as_deref());
             p.recorder.record(SkillEvent {
                 step,
                 name: rep.name.clone(),

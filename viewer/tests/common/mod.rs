@@ -58,6 +58,7 @@ fn step(n: u32, observation: &str) -> Step {
         llm: None,
         duration_ms: 40,
         screenshot: None,
+        reported_skills: Vec::new(),
     }
 }
 

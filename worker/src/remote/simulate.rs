@@ -101,6 +101,7 @@ pub fn simulated_record(spec: &AttemptSpec) -> Record {
     if this_attempt.chance(30) {
         r.outcome = Some(Outcome::Error);
         r.error = Some(ErrorReason::Browser.as_str().into());
+        r.failure_category = made_up_category(&r, spec);
         return r;
     }
     let shifted = spec.condition.version() == Version::V2;
@@ -135,7 +136,29 @@ pub fn simulated_record(spec: &AttemptSpec) -> Record {
         r.cost_usd = Some((tokens_in as f64 * 0.15 + tokens_out as f64 * 0.60) / 1e6);
     }
     r.answer = None;
+    r.failure_category = made_up_category(&r, spec);
     r
+}
+
+/// A made-up failure category for a simulated record (which has no trajectory to derive one from),
+/// drawn from the unit so the viewer's and the report's category columns have something to show:
+/// `error` keeps its reason, `timeout` is the step budget, a failed skill is a skill failure, and the
+/// rest are spread over the categories a real attempt can end in (perturbation only under a shift).
+fn made_up_category(r: &Record, spec: &AttemptSpec) -> Option<String> {
+    use skillshift_common::failure;
+    match r.outcome? {
+        Outcome::Failure if r.skill_failures.unwrap_or(0) > 0 => return Some(failure::SKILL_FAILURE.to_string()),
+        Outcome::Failure => {}
+        other => return failure::categorize(other, r.error.as_deref(), None),
+    }
+    let (uid, rep) = (spec.uid.to_string(), spec.rep.to_string());
+    let mut mix = Mix(seed_of(&["category", &spec.treatment, &uid, spec.condition.as_str(), &rep], spec.seed));
+    let shifted = spec.condition.shift() != skillshift_common::ids::Shift::None;
+    if shifted && mix.chance(400) {
+        return Some(failure::PERTURBATION.to_string());
+    }
+    let spread = [failure::WRONG_ANSWER, failure::WRONG_URL, failure::PAGE_CHECK, failure::AGENT_STOPPED_EARLY];
+    Some(spread[mix.below(spread.len() as u64) as usize].to_string())
 }
 
 impl Executor for SimulatedExecutor {
@@ -185,6 +208,8 @@ impl Executor for SimulatedExecutor {
                     rec.error = Some(ErrorReason::Cancelled.as_str().into());
                 }
             }
+            // An attempt turned into an error above says why in its category too.
+            rec.failure_category = made_up_category(&rec, &spec);
             rec.duration_ms = Some(started.elapsed().as_millis() as u64);
             rec.started_at = Some(started_at.to_rfc3339());
             rec.finished_at = Some(chrono::Utc::now().to_rfc3339());
@@ -236,6 +261,30 @@ mod tests {
             assert_eq!(a.identity_mismatch(&spec(task, 0)), None, "identity stamped from the spec");
         }
         assert!((60..160).contains(&successes), "about half succeed: {successes}");
+    }
+
+    #[test]
+    fn every_simulated_non_success_has_a_category_and_a_success_none() {
+        let mut seen = std::collections::BTreeSet::new();
+        for task in 0..300 {
+            for condition in [Condition::Src, Condition::TgtExec] {
+                let s = AttemptSpec { condition, ..spec(task, 0) };
+                let r = simulated_record(&s);
+                match r.outcome {
+                    Some(Outcome::Success) => assert_eq!(r.failure_category, None),
+                    Some(Outcome::Error) => {
+                        assert_eq!(r.failure_category, r.error, "an error's category is its reason")
+                    }
+                    Some(Outcome::Timeout) => assert_eq!(r.failure_category.as_deref(), Some("step_budget")),
+                    _ => {
+                        let c = r.failure_category.clone().expect("a failure has a category");
+                        assert!(condition != Condition::Src || c != "perturbation", "no perturbation without a shift");
+                        seen.insert(c);
+                    }
+                }
+            }
+        }
+        assert!(seen.contains("perturbation") && seen.contains("wrong_answer"), "categories spread: {seen:?}");
     }
 
     #[tokio::test]
