@@ -6,7 +6,9 @@
 use std::process::{Command, Output};
 
 use skillshift_common::{Site, Version};
-use skillshift_worker::agents::scripted_llm::{element_id, Scripted, ScriptedLlm, COMPLETION_TOKENS, PROMPT_TOKENS};
+use skillshift_worker::agents::scripted_llm::{
+    element_id, Scripted, ScriptedLlm, COMPLETION_TOKENS, PROMPT_TOKENS, SCRIPTED_MODEL,
+};
 
 /// The uid and query of the first GitLab v1 search task ("Search GitLab for \"...\"", judged by url_match).
 fn search_task() -> (String, String) {
@@ -18,9 +20,15 @@ fn search_task() -> (String, String) {
 /// Runs `skillshift run` with an empty data directory (so the fixture sites' generated tasks are used) and no
 /// skill library, and returns its output and the record it printed last.
 fn skillshift_run(uid: &str, agent: &str, env: &[(&str, &str)]) -> (Output, serde_json::Value) {
+    skillshift_run_with(uid, agent, env, &[])
+}
+
+/// [`skillshift_run`] with more arguments.
+fn skillshift_run_with(uid: &str, agent: &str, env: &[(&str, &str)], extra: &[&str]) -> (Output, serde_json::Value) {
     let data = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
     cmd.args(["run", uid, "--condition", "src", "--agent", agent, "--skills", "none", "--max-steps", "5"])
+        .args(extra)
         .arg("--data")
         .arg(data.path())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -52,10 +60,15 @@ async fn run_with_the_reference_agent_against_the_scripted_llm() {
     .await
     .unwrap();
     let base = server.base_url();
-    let (out, record) =
-        tokio::task::spawn_blocking(move || skillshift_run(&uid, "reference", &[("OPENAI_BASE_URL", &base)]))
-            .await
-            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let traj = dir.path().join("t.json").display().to_string();
+    let t = traj.clone();
+    let (out, record) = tokio::task::spawn_blocking(move || {
+        let extra = ["--trajectory", t.as_str(), "--trajectory-screenshots", "none"];
+        skillshift_run_with(&uid, "reference", &[("OPENAI_BASE_URL", &base)], &extra)
+    })
+    .await
+    .unwrap();
     assert!(out.status.success(), "exit {:?}", out.status);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&format!("] [{query}] [1]")), "the trajectory shows the typed query:\n{stdout}");
@@ -66,6 +79,24 @@ async fn run_with_the_reference_agent_against_the_scripted_llm() {
     assert_eq!(record["tokens_out"], 2 * COMPLETION_TOKENS);
     assert!(record["cost_usd"].is_null(), "the scripted model has no price: {record}");
     assert_eq!(server.requests().len(), 3);
+    // The trajectory keeps each step's LLM call: the model that answered, its reply, tokens and latency.
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&traj).unwrap()).unwrap();
+    let steps = t["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{t}");
+    for (i, step) in steps.iter().enumerate() {
+        let llm = &step["llm"];
+        assert_eq!(llm["model"], SCRIPTED_MODEL, "step {i}: {llm}");
+        assert_eq!(
+            (llm["tokens_in"].as_u64(), llm["tokens_out"].as_u64()),
+            (Some(PROMPT_TOKENS), Some(COMPLETION_TOKENS))
+        );
+        assert!(llm["latency_ms"].is_u64(), "step {i}: {llm}");
+        let reply = llm["reply"].as_str().unwrap();
+        let action = step["action"].as_str().unwrap();
+        assert!(reply.contains(action), "step {i}: the reply {reply:?} holds the action {action:?}");
+    }
+    assert!(steps[0]["action"].as_str().unwrap().starts_with("type ["), "{t}");
+    assert_eq!(steps[1]["action"], "stop []");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
