@@ -49,7 +49,14 @@ log() { printf '[chaos %6.1fs] %s\n' "$(awk -v a="$(date +%s.%N)" -v b="$T0" 'BE
 
 cleanup() {
   set +e
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]:-}"; do
+    [ -n "$p" ] || continue
+    kill -CONT "$p" 2>/dev/null
+    # A worker's chromedriver leads a process group of its own with its Chromiums; kill -9 of the
+    # worker would leave them running.
+    for d in $(pgrep -P "$p" chromedriver 2>/dev/null); do kill -9 -- "-$d" 2>/dev/null; done
+    kill -9 "$p" 2>/dev/null || true
+  done
   [ -n "${CHROME_STOPPED:-}" ] && kill -CONT $CHROME_STOPPED 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
   if mountpoint -q "$STORE_MNT" 2>/dev/null; then umount -l "$STORE_MNT" || true; fi
