@@ -340,19 +340,12 @@ async fn drive(
                 })
                 .collect();
             let s = store.clone();
-            let commit = tasks.spawn_blocking("store-commit", move || {
+            // On an error nothing of this batch is acknowledged; the error is the coordinator's last line.
+            store_write(&tasks, &store, deadline, "store-commit", move || {
                 s.apply(&ops)?;
                 s.flush()
-            });
-            // A disk that stops answering (full, failing) can block a write forever instead of failing it.
-            let flushed = match tokio::time::timeout(deadline, commit).await {
-                Ok(joined) => joined.map_err(|e| ServerError::Serve(format!("store task failed: {e}")))?,
-                Err(_) => Err(store.stalled(deadline)),
-            };
-            if let Err(e) = flushed {
-                // Nothing of this batch is acknowledged; the error is the coordinator's last line.
-                return Err(e.into());
-            }
+            })
+            .await?;
             for outcome in ingested {
                 metrics.record_ingested(outcome, now.elapsed());
             }
@@ -370,10 +363,23 @@ async fn drive(
         }
     }
     let s = store.clone();
-    match tokio::time::timeout(deadline, tasks.spawn_blocking("store-flush", move || s.flush())).await {
-        Ok(joined) => joined.map_err(|e| ServerError::Serve(format!("store task failed: {e}")))??,
-        Err(_) => return Err(store.stalled(deadline).into()),
-    };
+    store_write(&tasks, &store, deadline, "store-flush", move || s.flush()).await?;
     tracing::info!("store flushed; engine stopped");
     Ok(())
+}
+
+/// Runs a store write on the blocking pool, bounded by `deadline`: a disk that stops answering (full,
+/// failing) can block a write forever instead of failing it, and one still blocked then marks the store
+/// stalled.
+async fn store_write<T: Send + 'static>(
+    tasks: &TaskCenter,
+    store: &Store,
+    deadline: Duration,
+    name: &'static str,
+    write: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, ServerError> {
+    match tokio::time::timeout(deadline, tasks.spawn_blocking(name, write)).await {
+        Ok(joined) => Ok(joined.map_err(|e| ServerError::Serve(format!("store task failed: {e}")))??),
+        Err(_) => Err(store.stalled(deadline).into()),
+    }
 }

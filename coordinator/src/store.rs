@@ -308,8 +308,9 @@ impl Store {
     /// Marks the store broken after a failed write (see the module header).
     fn broke(&self, e: StoreError) -> StoreError {
         let first = !self.broken.swap(true, Ordering::SeqCst);
-        if first && matches!(e, StoreError::Sled(_)) {
-            // Never dropped: sled's flush on drop would wait forever after its own failure.
+        if first && matches!(e, StoreError::Sled(_) | StoreError::Stalled { .. }) {
+            // Never dropped: sled's flush on drop would wait forever after its own failure, or behind a
+            // write stuck on the disk.
             std::mem::forget(self.db.clone());
         }
         e
@@ -318,10 +319,7 @@ impl Store {
     /// Marks the store broken because a write has been blocked for `waited`: nothing more is written,
     /// and the database is never dropped (its flush on drop would block the exit behind the stuck write).
     pub fn stalled(&self, waited: std::time::Duration) -> StoreError {
-        if !self.broken.swap(true, Ordering::SeqCst) {
-            std::mem::forget(self.db.clone());
-        }
-        StoreError::Stalled { secs: waited.as_secs() }
+        self.broke(StoreError::Stalled { secs: waited.as_secs() })
     }
 
     fn check_writable(&self) -> Result<(), StoreError> {
