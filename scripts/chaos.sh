@@ -52,8 +52,8 @@ cleanup() {
   for p in "${PIDS[@]:-}"; do
     [ -n "$p" ] || continue
     kill -CONT "$p" 2>/dev/null
-    # A worker's chromedriver leads a process group of its own with its Chromiums; kill -9 of the
-    # worker would leave them running.
+    # A worker's chromedriver leads a process group of its own that holds the worker's Chromiums;
+    # kill -9 of the worker would leave them running.
     for d in $(pgrep -P "$p" chromedriver 2>/dev/null); do kill -9 -- "-$d" 2>/dev/null; done
     kill -9 "$p" 2>/dev/null || true
   done
@@ -157,7 +157,9 @@ for k in $(seq $WORKER_KILLS); do
     ( sleep $(( TTL_MS * 2 / 1000 + 1 )); ip link set "$VETH_HOST" up; log "partition healed" ) &
   fi
   if [ $k = 2 ] && [ $CHROME = 1 ]; then
-    CHROME_STOPPED=$(pgrep -P "$(pgrep -P "${WPID[chromium]}" -f chromedriver | head -1)" 2>/dev/null | tr '\n' ' ' || true)
+    # The worker starts each Chromium itself, in its chromedriver's process group.
+    DRV=$(pgrep -P "${WPID[chromium]}" -f chromedriver | head -1)
+    CHROME_STOPPED=$( [ -n "$DRV" ] && pgrep -P "${WPID[chromium]}" -g "$DRV" 2>/dev/null | grep -vx "$DRV" | tr '\n' ' ' || true)
     if [ -n "$CHROME_STOPPED" ]; then
       kill -STOP $CHROME_STOPPED; log "SIGSTOP Chromium ($CHROME_STOPPED) under the real worker"
     else

@@ -3,6 +3,10 @@
 # one session (docs/performance.md, "Side by side with BrowserGym").
 #
 #   bash scripts/bench/browsergym.sh [--rounds N] [--steps N] [--bin PATH] [--page FILE] [--out DIR]
+#                                    [--chromium PATH]
+#
+# Both sides run the same browser binary: --chromium, by default the headless shell when installed
+# (what both skillshift and Playwright run headless by default), else the full Chromium.
 #
 # Builds a venv under target/bgym with BrowserGym 0.14.3 and Playwright 1.44 (on Debian's Chromium), serves
 # the page over HTTP on loopback, runs N rounds of ours then BrowserGym's, and prints each side's medians over
@@ -10,6 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=5; STEPS=30; BIN=target/release/skillshift; PAGE=scripts/bench/page449.html; OUT=""
+CHROMIUM=/usr/lib/chromium/chromium-headless-shell
+[ -x "$CHROMIUM" ] || CHROMIUM=/usr/lib/chromium/chromium
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift ;;
@@ -17,12 +23,16 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift ;;
     --page) PAGE=$2; shift ;;
     --out) OUT=$2; shift ;;
+    --chromium) CHROMIUM=$2; shift ;;
     *) echo "browsergym.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
 [ -x "$BIN" ] || { echo "browsergym.sh: no skillshift binary at $BIN (cargo build --release)" >&2; exit 2; }
 [ -f "$PAGE" ] || { echo "browsergym.sh: no page at $PAGE" >&2; exit 2; }
+[ -x "$CHROMIUM" ] || { echo "browsergym.sh: no browser at $CHROMIUM" >&2; exit 2; }
+export SKILLSHIFT_CHROMIUM=$CHROMIUM
+echo "browser (both sides): $CHROMIUM" >&2
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 VENV=target/bgym
@@ -46,10 +56,10 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r of $ROUNDS done" >&2
 done
 elements=$("$VENV/bin/python" - "$URL" <<'PY'
-import sys
+import os, sys
 from playwright.sync_api import sync_playwright
 with sync_playwright() as p:
-    b = p.chromium.launch(executable_path="/usr/lib/chromium/chromium")
+    b = p.chromium.launch(executable_path=os.environ["SKILLSHIFT_CHROMIUM"])
     page = b.new_page(); page.goto(sys.argv[1])
     print(page.evaluate("document.querySelectorAll('*').length"))
     b.close()

@@ -28,7 +28,10 @@ def pct(v, p):
     return round(s[int(k) - 1] * 1000, 3)
 
 
-CHROMIUM = "/usr/lib/chromium/chromium"
+import os
+
+# The same binary as the skillshift side (scripts/bench/browsergym.sh sets it for both).
+CHROMIUM = os.environ.get("SKILLSHIFT_CHROMIUM") or "/usr/lib/chromium/chromium"
 
 
 def use_debian_chromium():

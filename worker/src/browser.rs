@@ -4,7 +4,10 @@
 //! * [`Driver`] owns one chromedriver process on a free loopback port, in its own
 //!   process group (so the Chromium it starts dies with it), and restarts it when
 //!   it has died.
-//! * [`Session`] is one WebDriver session with a clean temporary profile. An
+//! * [`Session`] is one browser with a clean temporary profile, started by the
+//!   worker itself (Debian's headless shell when installed, else the full
+//!   Chromium headless) in chromedriver's process group, with one WebDriver
+//!   session attached to it (`goog:chromeOptions.debuggerAddress`). An
 //!   attempt takes one with [`Driver::checkout`] and gives it back with
 //!   [`Driver::checkin`]: the browser is kept for the next attempt (up to
 //!   [`BrowserConfig::reuse`] attempts). Each attempt runs in a browser context
@@ -39,21 +42,62 @@ use tokio::sync::Mutex;
 
 use crate::cdp::{CallError, Connection, Events};
 
-/// The Chromium flags that work as root on a closed network.
+/// The Chromium flags that work as root on a closed network, with what chromedriver would add for
+/// automation had it launched the browser (the worker launches it: see [`Session::open`]).
 pub const CHROMIUM_FLAGS: &[&str] = &[
-    "--headless=new",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--disable-background-networking",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-client-side-phishing-detection",
     "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-features=IgnoreDuplicateNavs,Prewarm",
+    "--disable-hang-monitor",
+    "--disable-popup-blocking",
+    "--disable-prompt-on-repost",
     "--disable-sync",
+    "--allow-pre-commit-input",
+    "--enable-automation",
     "--no-first-run",
+    "--no-service-autorun",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--test-type=webdriver",
 ];
+
+/// Debian's headless shell (`chromium-headless-shell`): Chromium's content layer without the
+/// browser UI, what Playwright runs for headless by default. Preferred when installed: per
+/// attempt it costs a quarter of the full browser's CPU (no window, no top-chrome WebUI).
+pub const HEADLESS_SHELL: &str = "/usr/lib/chromium/chromium-headless-shell";
+
+/// The full Chromium, run with `--headless=new` when the headless shell is not installed.
+pub const FULL_CHROMIUM: &str = "/usr/lib/chromium/chromium";
+
+/// The browser binary: `SKILLSHIFT_CHROMIUM` when set, else the headless shell when installed,
+/// else the full Chromium.
+fn default_chromium() -> PathBuf {
+    if let Some(p) = std::env::var_os("SKILLSHIFT_CHROMIUM").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if std::path::Path::new(HEADLESS_SHELL).exists() {
+        return PathBuf::from(HEADLESS_SHELL);
+    }
+    PathBuf::from(FULL_CHROMIUM)
+}
+
+/// True for the headless shell, which is headless by construction (it takes no `--headless`).
+fn is_headless_shell(binary: &std::path::Path) -> bool {
+    binary.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains("headless-shell") || n.contains("headless_shell"))
+}
 
 #[derive(Debug, Clone)]
 pub struct BrowserConfig {
     pub chromedriver: PathBuf,
+    /// The browser binary ([`HEADLESS_SHELL`] when installed, else [`FULL_CHROMIUM`];
+    /// `SKILLSHIFT_CHROMIUM` overrides).
     pub chromium: PathBuf,
     /// Deadline of one WebDriver or CDP call that is not a navigation.
     pub call_timeout: Duration,
@@ -72,7 +116,7 @@ impl Default for BrowserConfig {
     fn default() -> Self {
         BrowserConfig {
             chromedriver: PathBuf::from("/usr/bin/chromedriver"),
-            chromium: PathBuf::from("/usr/lib/chromium/chromium"),
+            chromium: default_chromium(),
             call_timeout: Duration::from_secs(15),
             nav_timeout: Duration::from_secs(30),
             start_timeout: Duration::from_secs(30),
@@ -190,6 +234,85 @@ impl Drop for DriverProc {
     }
 }
 
+/// A Chromium the worker started for one session, in its chromedriver's process group: whatever
+/// kills the driver's group kills it too. Dropping it kills the browser.
+struct BrowserProc {
+    child: tokio::process::Child,
+}
+
+impl BrowserProc {
+    /// Starts the browser on a DevTools port of its choosing, with one blank tab, and returns it
+    /// with its debugger address (`127.0.0.1:PORT`, read from the profile's `DevToolsActivePort`)
+    /// once it listens, within the start deadline.
+    async fn launch(
+        cfg: &BrowserConfig,
+        profile: &std::path::Path,
+        group: u32,
+    ) -> Result<(BrowserProc, String), BrowserError> {
+        let group = i32::try_from(group).map_err(|_| BrowserError::Driver(format!("process group {group}")))?;
+        let mut cmd = tokio::process::Command::new(&cfg.chromium);
+        if !is_headless_shell(&cfg.chromium) {
+            cmd.arg("--headless=new");
+        }
+        cmd.args(CHROMIUM_FLAGS)
+            .arg("--remote-debugging-port=0")
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("--window-size={},{}", cfg.window.0, cfg.window.1))
+            .args(&cfg.extra_args)
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(group)
+            .kill_on_drop(true);
+        let child = cmd
+            .spawn()
+            .map_err(|e| BrowserError::Session(format!("cannot start {}: {e}", cfg.chromium.display())))?;
+        let mut browser = BrowserProc { child };
+        let port_file = profile.join("DevToolsActivePort");
+        let listening = tokio::time::timeout(cfg.start_timeout, async {
+            loop {
+                if let Ok(Some(status)) = browser.child.try_wait() {
+                    return Err(BrowserError::Session(format!(
+                        "{} exited at start: {status}",
+                        cfg.chromium.display()
+                    )));
+                }
+                // The file is written whole once the port is bound; a partial read is retried.
+                if let Ok(text) = tokio::fs::read_to_string(&port_file).await {
+                    if let Some(port) = text.lines().next().and_then(|l| l.trim().parse::<u16>().ok()) {
+                        if text.lines().count() >= 2 {
+                            return Ok(format!("127.0.0.1:{port}"));
+                        }
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        match listening {
+            Ok(Ok(address)) => Ok((browser, address)),
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                let _ = browser.child.kill().await;
+                Err(BrowserError::Timeout { what: "browser start".into(), ms: cfg.start_timeout.as_millis() })
+            }
+        }
+    }
+
+    /// Closes the browser: `Browser.close` over its socket, then a kill if it has not exited
+    /// within 2 s. Bounded; errors ignored (a browser that cannot be reached is killed).
+    async fn stop(mut self, devtools: Option<&Connection>) {
+        const GRACE: Duration = Duration::from_secs(2);
+        if let Some(conn) = devtools {
+            let _ = browser_call(conn, "Browser.close", json!({}), GRACE).await;
+        }
+        if tokio::time::timeout(GRACE, self.child.wait()).await.is_err() {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
 /// The process groups of every chromedriver this process runs (see [`kill_all_browsers`]).
 static LIVE_GROUPS: std::sync::Mutex<BTreeSet<u32>> = std::sync::Mutex::new(BTreeSet::new());
 
@@ -208,6 +331,7 @@ pub fn kill_all_browsers() {
 /// A browser kept between attempts.
 struct Idle {
     client: Client,
+    browser: BrowserProc,
     devtools: Option<Arc<Connection>>,
     profile: tempfile::TempDir,
     uses: u32,
@@ -251,6 +375,7 @@ impl Driver {
         if let Some(idle) = idle {
             let mut session = Session {
                 client: idle.client,
+                browser: idle.browser,
                 devtools: idle.devtools,
                 page: std::sync::Mutex::new(None),
                 cfg: self.cfg.clone(),
@@ -314,14 +439,15 @@ impl Driver {
                 Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
             }
         }
-        let Session { client, devtools, profile, touched, .. } = session;
+        let Session { client, browser, devtools, profile, touched, .. } = session;
         let touched = touched.into_inner().unwrap_or_default();
         let replaced = match self.idle.lock() {
-            Ok(mut i) => i.replace(Idle { client, devtools, profile, uses, touched, contexts, spare }),
+            Ok(mut i) => i.replace(Idle { client, browser, devtools, profile, uses, touched, contexts, spare }),
             Err(_) => None,
         };
         if let Some(old) = replaced {
             let _ = tokio::time::timeout(Duration::from_secs(5), old.client.close()).await;
+            old.browser.stop(old.devtools.as_deref()).await;
         }
     }
 
@@ -454,6 +580,7 @@ struct Page {
 /// One browser session with its own profile.
 pub struct Session {
     client: Client,
+    browser: BrowserProc,
     /// The browser's own DevTools socket; `None` when it could not be opened (chromedriver relays then).
     devtools: Option<Arc<Connection>>,
     // A std mutex: read per call, replaced when a fresh tab is attached, never held across an await.
@@ -479,16 +606,16 @@ impl Session {
             .prefix("skillshift-profile-")
             .tempdir()
             .map_err(|e| BrowserError::Session(format!("cannot create a profile directory: {e}")))?;
-        let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
-        args.push(format!("--user-data-dir={}", profile.path().display()));
-        args.push(format!("--window-size={},{}", cfg.window.0, cfg.window.1));
-        args.extend(cfg.extra_args.iter().cloned());
+        let group = driver.pid().await.ok_or_else(|| BrowserError::Driver("chromedriver is not running".into()))?;
+        let (browser, address) = BrowserProc::launch(&cfg, profile.path(), group).await?;
+        // Chromedriver attaches to the browser the worker started instead of starting one: it
+        // passes Chromium no first page, and the headless shell opens none without one.
         let caps = json!({
             "browserName": "chrome",
             "pageLoadStrategy": "normal",
             "unhandledPromptBehavior": "accept",
             "timeouts": {"pageLoad": cfg.nav_timeout.as_millis() as u64, "script": cfg.call_timeout.as_millis() as u64, "implicit": 0},
-            "goog:chromeOptions": {"binary": cfg.chromium.display().to_string(), "args": args},
+            "goog:chromeOptions": {"debuggerAddress": address},
         });
         let serde_json::Value::Object(caps) = caps else {
             return Err(BrowserError::Session("capabilities are not an object".into()));
@@ -502,6 +629,7 @@ impl Session {
         let devtools = open_devtools(&client, &cfg).await;
         let mut session = Session {
             client,
+            browser,
             devtools,
             page: std::sync::Mutex::new(None),
             cfg,
@@ -955,9 +1083,10 @@ impl Session {
         &self.client
     }
 
-    /// Ends the session (and its Chromium); bounded, errors ignored.
+    /// Ends the session and its Chromium; bounded, errors ignored.
     pub async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.client.close()).await;
+        self.browser.stop(self.devtools.as_deref()).await;
         drop(self.profile);
     }
 }
