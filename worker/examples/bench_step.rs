@@ -2,7 +2,8 @@
 //! over DevTools, rendered in WebArena's form) and a click (hit test plus
 //! trusted mouse events plus settling), on a page of about 400 elements.
 //!
-//! `cargo run --release -p skillshift-worker --example bench_step [-- ROUNDS]`
+//! `cargo run --release -p skillshift-worker --example bench_step [-- ROUNDS [URL]]`
+//! (URL: any page instead of the built-in one; the click then goes to its first button)
 //! prints median and p90 of each; figures go to docs/performance.md.
 
 use std::time::{Duration, Instant};
@@ -58,7 +59,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let session = Session::open(&driver).await?;
     println!("new session (first, starts chromedriver): {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
-    session.goto(&format!("{base}/")).await?;
+    let t = Instant::now();
+    let second = Session::open(&driver).await?;
+    println!("new session (second): {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    second.close().await;
+    let url = std::env::args().nth(2).unwrap_or(format!("{base}/"));
+    session.goto(&url).await?;
     let snap = observe(&session).await?;
     let nodes = snap.tree.nodes.len();
     let lines = snap.text.lines().count();
@@ -66,12 +72,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut rtt = Vec::new();
     let mut raw = Vec::new();
+    let mut wire = Vec::new();
+    let mut parse = Vec::new();
     let mut obs = Vec::new();
     let mut clicks = Vec::new();
     let button = snap
         .text
         .lines()
         .find(|l| l.contains("button 'Edit 30'"))
+        .or_else(|| snap.text.lines().find(|l| l.contains("] button '")))
         .and_then(|l| l.trim_start().strip_prefix('[')?.split(']').next()?.parse::<u64>().ok())
         .ok_or("no button in the observation")?;
     for _ in 0..rounds {
@@ -81,6 +90,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         fetch_tree(&session).await?;
         raw.push(t.elapsed());
+        let t = Instant::now();
+        let text = session
+            .cdp_raw_within("Accessibility.getFullAXTree", serde_json::json!({}), session.call_timeout())
+            .await?;
+        wire.push(t.elapsed());
+        let t = Instant::now();
+        let tree = skillshift_worker::axtree::AxTree::from_json(text.get())?;
+        let _ = tree.render();
+        parse.push(t.elapsed());
         let t = Instant::now();
         let s = observe(&session).await?;
         obs.push(t.elapsed());
@@ -92,6 +110,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     stats("devtools round trip (evaluate 1)", rtt);
     stats("getFullAXTree only", raw);
+    stats("getFullAXTree, answer unparsed", wire);
+    stats("parse + render (no browser)", parse);
     stats("observe (tree + render + url/title)", obs);
     stats("click (hit test + input + settle)", clicks);
     let clicked = session.eval("document.querySelectorAll('button')[30].dataset.n").await?;

@@ -90,7 +90,10 @@ fn default_chromium() -> PathBuf {
 
 /// True for the headless shell, which is headless by construction (it takes no `--headless`).
 fn is_headless_shell(binary: &std::path::Path) -> bool {
-    binary.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains("headless-shell") || n.contains("headless_shell"))
+    binary
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.contains("headless-shell") || n.contains("headless_shell"))
 }
 
 #[derive(Debug, Clone)]
@@ -265,18 +268,14 @@ impl BrowserProc {
             .stderr(Stdio::null())
             .process_group(group)
             .kill_on_drop(true);
-        let child = cmd
-            .spawn()
-            .map_err(|e| BrowserError::Session(format!("cannot start {}: {e}", cfg.chromium.display())))?;
+        let child =
+            cmd.spawn().map_err(|e| BrowserError::Session(format!("cannot start {}: {e}", cfg.chromium.display())))?;
         let mut browser = BrowserProc { child };
         let port_file = profile.join("DevToolsActivePort");
         let listening = tokio::time::timeout(cfg.start_timeout, async {
             loop {
                 if let Ok(Some(status)) = browser.child.try_wait() {
-                    return Err(BrowserError::Session(format!(
-                        "{} exited at start: {status}",
-                        cfg.chromium.display()
-                    )));
+                    return Err(BrowserError::Session(format!("{} exited at start: {status}", cfg.chromium.display())));
                 }
                 // The file is written whole once the port is bound; a partial read is retried.
                 if let Ok(text) = tokio::fs::read_to_string(&port_file).await {
@@ -921,24 +920,69 @@ impl Session {
         self.goto_within(url, self.cfg.nav_timeout).await
     }
 
+    /// Navigates and waits for the load event, at most `limit`: over DevTools when the browser's
+    /// socket is open (`Page.navigate`, then the page's own events), else through WebDriver. Either
+    /// way an HTTP error status is a page like any other, a network error fails the navigation and
+    /// a page that has not loaded by `limit` is a timeout.
     pub async fn goto_within(&self, url: &str, limit: Duration) -> Result<(), BrowserError> {
         self.touch(url);
-        deadline(&format!("navigation to {url}"), limit, async {
-            self.client.goto(url).await.map_err(|e| nav_error(url, e))
-        })
-        .await
+        let what = format!("navigation to {url}");
+        if self.is_direct() {
+            let navigated = async {
+                let mark = self.mark_input().await?;
+                let r = self.cdp_within("Page.navigate", json!({"url": url}), limit).await?;
+                let error = r.get("errorText").and_then(Value::as_str).unwrap_or("");
+                if !error.is_empty() && !NAV_NOT_FAILED.contains(&error) {
+                    return Err(BrowserError::Navigation { url: url.to_string(), message: error.to_string() });
+                }
+                self.load(mark, &what, limit).await
+            };
+            return deadline(&what, limit, navigated).await;
+        }
+        deadline(&what, limit, async { self.client.goto(url).await.map_err(|e| nav_error(url, e)) }).await
     }
 
     pub async fn back(&self) -> Result<(), BrowserError> {
+        if self.is_direct() {
+            return self.history(-1, "go_back").await;
+        }
         deadline("go_back", self.cfg.nav_timeout, async { self.client.back().await.map_err(|e| nav_error("back", e)) })
             .await
     }
 
     pub async fn forward(&self) -> Result<(), BrowserError> {
+        if self.is_direct() {
+            return self.history(1, "go_forward").await;
+        }
         deadline("go_forward", self.cfg.nav_timeout, async {
             self.client.forward().await.map_err(|e| nav_error("forward", e))
         })
         .await
+    }
+
+    /// Moves `delta` entries through the tab's history over DevTools and waits for the page, as
+    /// WebDriver's back and forward do: nothing happens at either end of the history.
+    async fn history(&self, delta: i64, what: &str) -> Result<(), BrowserError> {
+        let limit = self.cfg.nav_timeout;
+        deadline(what, limit, async {
+            let h = self.cdp("Page.getNavigationHistory", json!({})).await?;
+            let at = h.get("currentIndex").and_then(Value::as_i64).unwrap_or(0) + delta;
+            let entry = usize::try_from(at).ok().and_then(|i| h.get("entries")?.get(i)?.get("id")?.as_i64());
+            let Some(entry) = entry else { return Ok(()) };
+            let mark = self.mark_input().await?;
+            self.cdp("Page.navigateToHistoryEntry", json!({"entryId": entry})).await?;
+            self.load(mark, what, limit).await
+        })
+        .await
+    }
+
+    /// Waits for the navigation begun after `mark` to load; a timeout naming `what` when it has not
+    /// by `limit`.
+    async fn load(&self, mark: InputMark, what: &str, limit: Duration) -> Result<(), BrowserError> {
+        if self.settle_within(mark, limit).await? {
+            return Ok(());
+        }
+        Err(BrowserError::Timeout { what: what.to_string(), ms: limit.as_millis() })
     }
 
     /// The top document's URL, as WebDriver reports it (an error page reports the URL that failed).
@@ -1010,7 +1054,12 @@ impl Session {
     /// the input's own effects), else when the new document has loaded, or when the navigation
     /// ended without one (a 204, a download, a cancel). No fixed sleep: the wait ends on what the
     /// page says, re-checked at most every 100 ms while a navigation is under way.
-    pub async fn settle(&self, mut mark: InputMark, limit: Duration) -> Result<(), BrowserError> {
+    pub async fn settle(&self, mark: InputMark, limit: Duration) -> Result<(), BrowserError> {
+        self.settle_within(mark, limit).await.map(|_| ())
+    }
+
+    /// [`Session::settle`], saying whether the page settled (`false`: `limit` ran out first).
+    async fn settle_within(&self, mut mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
         let start = Instant::now();
         let probe = format!(
             "new Promise(r => setTimeout(() => r([window.__skillshiftMark === {}, document.readyState, \
@@ -1031,7 +1080,7 @@ impl Session {
                     let ready = v.get(1).and_then(Value::as_str) == Some("complete");
                     let leaving = v.get(2).and_then(Value::as_bool).unwrap_or(false);
                     if ready && (!same || (!leaving && !nav.pending()) || (leaving && nav.ended())) {
-                        return Ok(());
+                        return Ok(true);
                     }
                 }
                 // The context was destroyed by the navigation: look again.
@@ -1040,7 +1089,7 @@ impl Session {
             }
             let left = limit.saturating_sub(start.elapsed());
             if left.is_zero() {
-                return Ok(());
+                return Ok(false);
             }
             match mark.events.as_mut() {
                 Some(events) => {
@@ -1123,6 +1172,10 @@ fn target_id(made: Result<Value, BrowserError>) -> Result<String, BrowserError> 
         message: "no targetId in the answer".into(),
     })
 }
+
+/// Network errors `Page.navigate` reports that do not fail a navigation, as they do not fail
+/// WebDriver's: an HTTP error status is a page like any other.
+const NAV_NOT_FAILED: &[&str] = &["net::ERR_HTTP_RESPONSE_CODE_FAILURE"];
 
 /// Attempts run in browser contexts of their own unless `SKILLSHIFT_CONTEXTS=0` (the older
 /// fresh-tab path, kept for comparisons).

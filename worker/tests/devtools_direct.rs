@@ -1,7 +1,9 @@
 //! DevTools over the browser's own socket: the session uses it, reports URL and
 //! title as WebDriver does, and a step settles on what the page says: a form
 //! post answered late is waited for, a 204 and a click that navigates nowhere
-//! end at once, and a scroll has moved the page when it returns.
+//! end at once, and a scroll has moved the page when it returns. Navigation over DevTools
+//! (`Page.navigate`, `Page.navigateToHistoryEntry`) behaves as WebDriver's: the same test passes
+//! with `SKILLSHIFT_DEVTOOLS=chromedriver`, where navigation goes through chromedriver.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use std::time::{Duration, Instant};
@@ -29,7 +31,24 @@ async fn serve() -> String {
                 Html("<!doctype html><title>Done</title><p>posted</p>")
             }),
         )
-        .route("/nothing", get(|| async { StatusCode::NO_CONTENT }));
+        .route("/nothing", get(|| async { StatusCode::NO_CONTENT }))
+        .route("/gone", get(|| async { (StatusCode::NOT_FOUND, Html("<!doctype html><title>Gone</title><p>404</p>")) }))
+        .route("/a", get(|| async { Html("<!doctype html><title>A</title><p id=x>a</p>") }))
+        .route("/b", get(|| async { Html(r#"<!doctype html><title>B</title><img src="/late.png">"#) }))
+        .route(
+            "/late.png",
+            get(|| async {
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                StatusCode::NOT_FOUND
+            }),
+        )
+        .route(
+            "/hang",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(20)).await;
+                Html("late")
+            }),
+        );
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
@@ -87,6 +106,63 @@ async fn direct_devtools_report_like_webdriver_and_settle_on_events() {
     let after = observe(&s).await.unwrap();
     assert!(after.text.starts_with("Tab 0 (current): Done\n\n"), "{}", after.text);
     assert_eq!(after.url, format!("{base}/slow"));
+
+    s.close().await;
+    driver.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navigation_waits_for_the_load_and_fails_like_webdriver() {
+    let base = serve().await;
+    let driver = Driver::new(BrowserConfig::default());
+    let s = Session::open(&driver).await.unwrap();
+    async fn state(s: &Session) -> serde_json::Value {
+        s.eval("[document.title, document.readyState]").await.unwrap()
+    }
+
+    // The load event is waited for: an image answered 600 ms later holds it.
+    let t = Instant::now();
+    s.goto(&format!("{base}/b")).await.unwrap();
+    assert!(t.elapsed() >= Duration::from_millis(550), "goto returned before the load event ({:?})", t.elapsed());
+    assert_eq!(state(&s).await, serde_json::json!(["B", "complete"]));
+
+    // An HTTP error status is a page like any other.
+    s.goto(&format!("{base}/gone")).await.unwrap();
+    assert_eq!(s.url_and_title().await.unwrap(), (format!("{base}/gone"), "Gone".to_string()));
+
+    // A same-document navigation ends at once and keeps the document.
+    s.goto(&format!("{base}/a")).await.unwrap();
+    s.eval("window.kept = 1").await.unwrap();
+    s.goto(&format!("{base}/a#x")).await.unwrap();
+    assert_eq!(s.url().await.unwrap(), format!("{base}/a#x"));
+    assert_eq!(s.eval("window.kept").await.unwrap(), 1);
+
+    // Back and forward walk the history and wait for the page; at the end of the history they do nothing.
+    s.back().await.unwrap();
+    assert_eq!(s.url().await.unwrap(), format!("{base}/a"));
+    s.back().await.unwrap();
+    assert_eq!(s.url().await.unwrap(), format!("{base}/gone"));
+    assert_eq!(state(&s).await, serde_json::json!(["Gone", "complete"]));
+    s.forward().await.unwrap();
+    s.forward().await.unwrap();
+    assert_eq!(s.url().await.unwrap(), format!("{base}/a#x"));
+    s.forward().await.unwrap();
+    assert_eq!(s.url().await.unwrap(), format!("{base}/a#x"), "forward at the newest entry does nothing");
+
+    // A refused connection fails the navigation, not the browser.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let e = s.goto(&format!("http://127.0.0.1:{closed}/")).await.unwrap_err();
+    assert!(!e.is_fatal(), "{e}");
+    assert!(e.to_string().contains("ERR_CONNECTION_REFUSED"), "{e}");
+    s.goto(&format!("{base}/a")).await.unwrap();
+    assert_eq!(state(&s).await, serde_json::json!(["A", "complete"]));
+
+    // A page that does not load within the deadline is a timeout.
+    let e = s.goto_within(&format!("{base}/hang"), Duration::from_millis(800)).await.unwrap_err();
+    assert!(matches!(e, skillshift_worker::browser::BrowserError::Timeout { .. }), "{e}");
 
     s.close().await;
     driver.shutdown().await;
