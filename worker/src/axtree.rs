@@ -6,8 +6,17 @@
 //! indented with tabs by depth; nodes without a role or name, and name-less
 //! structural nodes (generic, list, paragraph, ...) are collapsed so their
 //! children move up; a `StaticText` whose text already appears in one of the three
-//! previous lines is dropped. The printed id is Chrome's AX node id, mapped to
-//! the node's `backendDOMNodeId` so actions can find the element.
+//! previous lines is dropped. The printed id is the attempt's own number for the
+//! node ([`Numbering`]), mapped to the node's `backendDOMNodeId` so actions can
+//! find the element.
+//!
+//! Why not Chrome's AX node id, as WebArena prints: that id is the node's
+//! `backendDOMNodeId`, drawn from a counter of the renderer process, so it
+//! depends on what that process built before (earlier pages, the browser build,
+//! how a slow machine interleaved the work). Through WebArena's `StaticText` rule,
+//! which also matches the ids of the previous lines, the id decides whether a text
+//! is shown at all: `[584] StaticText 'Members: '` hid the count `4` printed just
+//! after it, on one browser build and not on another.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -52,6 +61,77 @@ pub struct AxNode {
 #[derive(Debug, Clone, Default)]
 pub struct AxTree {
     pub nodes: Vec<AxNode>,
+}
+
+/// The ids an attempt's observations print: 1, 2, 3, ... in the order the nodes are first seen,
+/// per document, so the same page met the same way prints the same ids whatever the browser's own
+/// ids are. A node keeps its number for as long as its document lives (a later observation of the
+/// same document prints it with the same id); a node without a DOM node (a list marker, a
+/// pseudo-element's text) is numbered by its place under its parent. Inline text boxes, which
+/// are never printed, keep Chrome's ids.
+#[derive(Debug, Default)]
+pub struct Numbering {
+    /// The documents seen last, newest last, each with the numbers of its nodes.
+    documents: Vec<(String, DocumentNumbers)>,
+}
+
+#[derive(Debug, Default)]
+struct DocumentNumbers {
+    next: u64,
+    by_key: HashMap<String, u64>,
+}
+
+/// Documents whose numbers are kept (the attempt's tabs and the pages just left).
+const KEPT_DOCUMENTS: usize = 16;
+
+impl Numbering {
+    /// Rewrites the ids of `tree` (a tree of the document `document`: any string naming it
+    /// uniquely, such as its `performance.timeOrigin`) with the attempt's numbers.
+    pub fn apply(&mut self, document: &str, tree: &mut AxTree) {
+        let at = match self.documents.iter().position(|(d, _)| d == document) {
+            Some(i) => i,
+            None => {
+                if self.documents.len() >= KEPT_DOCUMENTS {
+                    self.documents.remove(0);
+                }
+                self.documents.push((document.to_string(), DocumentNumbers::default()));
+                self.documents.len() - 1
+            }
+        };
+        let numbers = &mut self.documents[at].1;
+        let mut parent_of: HashMap<&str, (&str, usize)> = HashMap::new();
+        for n in &tree.nodes {
+            for (i, c) in n.children.iter().enumerate() {
+                parent_of.entry(c.as_str()).or_insert((n.id.as_str(), i));
+            }
+        }
+        let mut renamed: HashMap<String, String> = HashMap::with_capacity(tree.nodes.len());
+        for n in &tree.nodes {
+            if n.role == "InlineTextBox" {
+                continue;
+            }
+            let key = match (n.backend_id, parent_of.get(n.id.as_str())) {
+                (Some(b), _) => format!("b{b}"),
+                (None, Some((parent, i))) => format!("{}/{i}", renamed.get(*parent).map_or(*parent, String::as_str)),
+                (None, None) => format!("a{}", n.id),
+            };
+            let number = *numbers.by_key.entry(key).or_insert_with(|| {
+                numbers.next += 1;
+                numbers.next
+            });
+            renamed.insert(n.id.clone(), number.to_string());
+        }
+        for n in &mut tree.nodes {
+            if let Some(new) = renamed.get(&n.id) {
+                n.id = new.clone();
+            }
+            for c in &mut n.children {
+                if let Some(new) = renamed.get(c.as_str()) {
+                    *c = new.clone();
+                }
+            }
+        }
+    }
 }
 
 /// A rendered observation.
@@ -331,9 +411,16 @@ pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
 
 /// One observation of the current page.
 pub async fn observe(session: &Session) -> Result<Snapshot, BrowserError> {
-    // One socket carries both: the URL and title come back while Chrome serialises the tree.
-    let (tree, page) = tokio::join!(fetch_tree(session), session.url_and_title());
-    let (tree, (url, title)) = (tree?, page?);
+    // One socket carries all three: URL, title and the document's identity come back while
+    // Chrome serialises the tree.
+    let (tree, page, document) =
+        tokio::join!(fetch_tree(session), session.url_and_title(), session.eval("String(performance.timeOrigin)"));
+    let (mut tree, (url, title)) = (tree?, page?);
+    let document = match document? {
+        Value::String(s) => s,
+        other => other.to_string(),
+    };
+    session.number(&document, &mut tree);
     let (body, ids) = tree.render();
     let text = format!("Tab 0 (current): {title}\n\n{body}");
     Ok(Snapshot { url, title, text, ids, tree })
@@ -379,5 +466,78 @@ mod tests {
         assert_eq!(py_repr("a'b"), "\"a'b\"");
         assert_eq!(py_repr("a\"b"), "'a\"b'");
         assert_eq!(py_repr("x\ny"), "'x\\ny'");
+    }
+
+    /// The members page as two browser builds number it: the same nodes, ids shifted by two.
+    fn members(shift: i64) -> AxTree {
+        let id = |n: i64| (n + shift).to_string();
+        let mut label = node(&id(584), "StaticText", "Members: ", &[]);
+        label["childIds"] = json!([format!("-10000{}", 430 + shift)]);
+        let tree = json!({"nodes": [
+            node(&id(602), "RootWebArea", "Members", &[&id(730)]),
+            node(&id(730), "main", "", &[&id(731), &id(584), &id(733)]),
+            node(&id(731), "heading", "Project members", &[]),
+            label,
+            {"nodeId": format!("-10000{}", 430 + shift), "ignored": false, "role": {"value": "InlineTextBox"},
+             "name": {"value": "Members: "}},
+            node(&id(733), "status", "Members count", &[&id(585)]),
+            node(&id(585), "StaticText", "4", &[]),
+        ]});
+        AxTree::from_cdp(&tree)
+    }
+
+    #[test]
+    fn chromes_ids_no_longer_decide_what_is_shown() {
+        // With Chrome's ids, WebArena's rule drops the count after "[584] StaticText 'Members: '".
+        let (raw, _) = members(0).render();
+        let (shifted, _) = members(2).render();
+        assert!(!raw.contains("StaticText '4'") && shifted.contains("StaticText '4'"), "{raw}\n--\n{shifted}");
+        let numbered = |shift| {
+            let mut t = members(shift);
+            Numbering::default().apply("doc", &mut t);
+            t.render()
+        };
+        let (a, ids_a) = numbered(0);
+        let (b, ids_b) = numbered(2);
+        assert_eq!(a, b, "the same page prints the same observation");
+        assert!(a.starts_with("[1] RootWebArea 'Members'"), "{a}");
+        // WebArena's rule still applies, to the attempt's ids: here "[4] StaticText 'Members: '" hides
+        // the count, on every browser build alike.
+        assert!(!a.contains("StaticText '4'"), "{a}");
+        assert_eq!(ids_a.len(), ids_b.len());
+        let status = |text: &str| id_of_line(text, "status");
+        assert_eq!(ids_a[&status(&a)], 833, "printed ids still lead to the element (its backendDOMNodeId)");
+        assert_eq!(ids_b[&status(&b)], 835);
+    }
+
+    fn id_of_line(text: &str, needle: &str) -> u64 {
+        let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {text}"));
+        let l = line.trim_start();
+        l[1..l.find(']').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn a_node_keeps_its_number_within_its_document_and_a_new_document_starts_again() {
+        let mut numbering = Numbering::default();
+        let mut first = members(0);
+        numbering.apply("doc-1", &mut first);
+        let before = first.render().0;
+        // The page adds a button before the heading: old nodes keep their numbers, the new one is next.
+        let mut grown = members(0);
+        grown.nodes[1].children.insert(0, "900".into());
+        grown.nodes.push(AxTree::from_cdp(&json!({"nodes": [node("900", "button", "Invite", &[])]})).nodes.remove(0));
+        numbering.apply("doc-1", &mut grown);
+        let after = grown.render().0;
+        assert!(after.contains("[7] button 'Invite'"), "{after}");
+        for line in before.lines() {
+            assert!(after.contains(line.trim_start()), "{line} kept in\n{after}");
+        }
+        // Another document is numbered from 1 again; going back to the first keeps its numbers.
+        let mut other = members(50);
+        numbering.apply("doc-2", &mut other);
+        assert!(other.render().0.starts_with("[1] RootWebArea"));
+        let mut again = members(0);
+        numbering.apply("doc-1", &mut again);
+        assert_eq!(again.render().0, before);
     }
 }

@@ -382,6 +382,7 @@ impl Driver {
                 uses: idle.uses,
                 touched: std::sync::Mutex::new(BTreeSet::new()),
                 context: None,
+                numbering: std::sync::Mutex::new(crate::axtree::Numbering::default()),
             };
             let cleaned = if idle.contexts {
                 let span = tracing::info_span!("new_context", spare = idle.spare.is_some());
@@ -594,6 +595,8 @@ pub struct Session {
     /// The attempt's own browser context (`Target.createBrowserContext`); `None` when it runs in a
     /// tab of the browser's default context.
     context: Option<String>,
+    /// The ids the attempt's observations print (new with every attempt).
+    numbering: std::sync::Mutex<crate::axtree::Numbering>,
 }
 
 impl Session {
@@ -636,6 +639,7 @@ impl Session {
             uses: 0,
             touched: std::sync::Mutex::new(BTreeSet::new()),
             context: None,
+            numbering: std::sync::Mutex::new(crate::axtree::Numbering::default()),
         };
         if session.devtools.is_some() && contexts_wanted() {
             // The first tab stays in the default context, blank, and keeps the browser open.
@@ -1116,6 +1120,14 @@ impl Session {
             return base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| bad(format!("data: {e}")));
         }
         deadline("screenshot", self.cfg.call_timeout, async { self.client.screenshot().await.map_err(cmd_error) }).await
+    }
+
+    /// Gives the nodes of `tree`, a tree of the document named `document`, the ids this attempt
+    /// prints for them ([`crate::axtree::Numbering`]).
+    pub fn number(&self, document: &str, tree: &mut crate::axtree::AxTree) {
+        if let Ok(mut n) = self.numbering.lock() {
+            n.apply(document, tree);
+        }
     }
 
     /// Attempts this browser served before this one (0 for a new browser).
