@@ -229,6 +229,13 @@ pub async fn run_attempt_traced(
     sink: Option<EventSink>,
     cancel: CancellationToken,
 ) -> Finished {
+    // The site-version is this attempt's alone from its reset to its score; the wait is not part
+    // of the attempt's time.
+    let turn = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        t = ctx.sites.dirty_sites().turn(spec.uid.site, spec.uid.version) => Some(t),
+    };
     let started = chrono::Utc::now();
     let clock = Instant::now();
     let mut progress = Progress {
@@ -243,12 +250,14 @@ pub async fn run_attempt_traced(
     let limit = Duration::from_millis(spec.task_timeout_ms.max(1));
     // Telemetry: the worker's root span, a child of the coordinator's attempt span.
     let run_span = spans::run(spec, &ctx.worker);
-    let end = {
+    let end = if let Some(_turn) = turn {
         let body = attempt_body(ctx, driver, spec, make_agent, &mut progress).instrument(run_span.clone());
         tokio::select! {
             r = tokio::time::timeout(limit, body) => r.unwrap_or_else(|_| err(ErrorReason::TaskTimeout, format!("the attempt exceeded its {} ms ceiling", limit.as_millis()))),
             _ = cancel.cancelled() => err(ErrorReason::Cancelled, "the attempt was cancelled"),
         }
+    } else {
+        err(ErrorReason::Cancelled, "the attempt was cancelled")
     };
     if let End::Error { reason, message } = &end {
         progress.emit(Event::Note(format!("error ({reason}): {message}")));
@@ -754,11 +763,23 @@ mod tests {
         reset_fails: bool,
         resets: AtomicU32,
         dirty: DirtySites,
+        /// How long a reset takes, and the most resets seen under way at once.
+        reset_takes: Duration,
+        resetting: Arc<AtomicU32>,
+        most_at_once: Arc<AtomicU32>,
     }
 
     impl FakeSites {
         fn new(policy: ResetPolicy, reset_fails: bool) -> FakeSites {
-            FakeSites { policy, reset_fails, resets: AtomicU32::new(0), dirty: DirtySites::new() }
+            FakeSites {
+                policy,
+                reset_fails,
+                resets: AtomicU32::new(0),
+                dirty: DirtySites::new(),
+                reset_takes: Duration::ZERO,
+                resetting: Arc::default(),
+                most_at_once: Arc::default(),
+            }
         }
     }
 
@@ -772,7 +793,12 @@ mod tests {
         fn reset(&self, site: Site, version: Version) -> BoxFuture<'_, Result<(), SiteError>> {
             self.resets.fetch_add(1, Ordering::SeqCst);
             let fails = self.reset_fails;
+            let (takes, resetting, most) = (self.reset_takes, self.resetting.clone(), self.most_at_once.clone());
             Box::pin(async move {
+                let now = resetting.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(takes).await;
+                resetting.fetch_sub(1, Ordering::SeqCst);
                 if fails {
                     return Err(SiteError::Reset { image: site.image(version), message: "refused".into() });
                 }
@@ -855,6 +881,28 @@ mod tests {
         assert_eq!(ErrorReason::of(r), Some(reason), "{r:?}");
         assert_eq!(r.error.as_deref(), Some(reason.as_str()));
         assert_eq!(r.worker.as_deref(), Some("w-test"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn attempts_on_one_site_version_take_turns_and_other_site_versions_do_not_wait() {
+        let run = |specs: Vec<AttemptSpec>| async move {
+            let mut sites = FakeSites::new(ResetPolicy::BeforeEach, false);
+            sites.reset_takes = Duration::from_millis(150);
+            let sites = Arc::new(sites);
+            let given: TaskFn = Arc::new(|_, _| vec![task(0)]);
+            let ctx = RunContext::new(sites.clone(), TaskSource::Given(given), "w-test");
+            let driver = Driver::new(BrowserConfig::default());
+            let all = specs.iter().map(|s| run_attempt(&ctx, &driver, s, no_agent(), None, CancellationToken::new()));
+            let records = futures::future::join_all(all).await;
+            assert!(records.iter().all(|r| ErrorReason::of(r) == Some(ErrorReason::Agent)), "{records:?}");
+            (sites.resets.load(Ordering::SeqCst), sites.most_at_once.load(Ordering::SeqCst))
+        };
+        let v1 = spec(Uid::new(Site::Gitlab, Version::V1, 0), Condition::Src);
+        let v1_again = spec(Uid::new(Site::Gitlab, Version::V1, 0), Condition::SrcExec);
+        // Another slot's reset would wipe what this attempt's agent and score read: one at a time.
+        assert_eq!(run(vec![v1.clone(), v1_again]).await, (2, 1), "resets of one site-version never overlap");
+        let v2 = spec(Uid::new(Site::Gitlab, Version::V2, 0), Condition::Tgt);
+        assert_eq!(run(vec![v1, v2]).await, (2, 2), "two site-versions reset side by side");
     }
 
     #[tokio::test]

@@ -119,6 +119,8 @@ pub trait SiteManager: Send + Sync + 'static {
 pub struct DirtySites {
     // A std mutex: held only to test, insert or remove one key, never across an await.
     dirty: Mutex<HashSet<(Site, Version)>>,
+    // A std mutex around the map; the turn itself is a tokio mutex, held across the attempt.
+    turns: Mutex<std::collections::HashMap<(Site, Version), std::sync::Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl DirtySites {
@@ -134,6 +136,17 @@ impl DirtySites {
             // A poisoned lock only means another attempt panicked mid-update; reset to be safe.
             ResetPolicy::AfterMutation => self.dirty.lock().map(|d| d.contains(&(site, version))).unwrap_or(true),
         }
+    }
+
+    /// Waits for this worker's turn on a site-version and holds it until the guard is dropped: one
+    /// attempt at a time per site-version, as another slot's reset or mutation would change what an
+    /// attempt reads and what its score sees. Attempts on different site-versions run side by side.
+    pub async fn turn(&self, site: Site, version: Version) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut turns = self.turns.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            turns.entry((site, version)).or_default().clone()
+        };
+        lock.lock_owned().await
     }
 
     pub fn mark_dirty(&self, site: Site, version: Version) {
