@@ -17,6 +17,11 @@ use skillshift_worker::sites::ResetPolicy;
 use crate::settings::{Connect, SweepSettings};
 use crate::workers::{self, Runs, SiteChoice, WorkerPlan};
 
+/// How long a `local` worker keeps offering what it holds once the sweep is over: trajectories
+/// follow their records, and on a loaded machine a worker's last ones take longer than the 10 s
+/// a remote worker allows.
+const LOCAL_DELIVER_TIMEOUT: Duration = Duration::from_secs(90);
+
 /// What `local` runs.
 #[derive(Debug, Clone)]
 pub struct LocalSettings {
@@ -124,12 +129,24 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 screenshots: s.screenshots,
             };
             let worker = workers::build(&plan).await?;
-            let mut cfg = RemoteConfig::new(&url, &name, s.out.join("outbox").join(&name));
+            let outbox = s.out.join("outbox").join(&name);
+            let mut cfg = RemoteConfig::new(&url, &name, outbox.clone());
             cfg.token = Some(token.clone());
+            // The coordinator is in this process: what is left after the sweep is trajectories
+            // on their way, and the export must wait for them (the drain below allows 120 s).
+            cfg.deliver_timeout = LOCAL_DELIVER_TIMEOUT;
             let executor = worker.executor.clone();
             tasks.spawn("worker", move |stop| async move {
-                if let Err(e) = remote::run(cfg, executor, stop).await {
-                    eprintln!("skillshift: worker: {e}");
+                match remote::run(cfg, executor, stop).await {
+                    Err(e) => eprintln!("skillshift: worker: {e}"),
+                    Ok(s) if s.undelivered > 0 || s.undelivered_trajectories > 0 => eprintln!(
+                        "skillshift: warning: worker {name} stopped with {} records and {} trajectories not delivered; \
+                         they stay in {} and the export lacks them",
+                        s.undelivered,
+                        s.undelivered_trajectories,
+                        outbox.display()
+                    ),
+                    Ok(_) => {}
                 }
             });
             built.push(worker);

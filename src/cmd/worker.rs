@@ -121,8 +121,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         worker.shutdown().await;
         tasks.shutdown(Duration::from_secs(5)).await;
         eprintln!(
-            "worker stopped: {} attempts run, {} records still in the outbox",
-            summary.attempts, summary.undelivered
+            "worker stopped: {} attempts run, {} records and {} trajectories still in the outbox",
+            summary.attempts, summary.undelivered, summary.undelivered_trajectories
         );
         if let Err(e) = traces.shutdown(Duration::from_secs(5)).await {
             eprintln!("skillshift: warning: {e}");

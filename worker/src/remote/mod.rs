@@ -80,7 +80,10 @@ pub enum RemoteError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
     pub attempts: u64,
+    /// Records still in the outbox when the worker stopped.
     pub undelivered: usize,
+    /// Trajectories still in the outbox when the worker stopped (their records may be delivered).
+    pub undelivered_trajectories: usize,
 }
 
 /// Runs the worker until `cancel` fires, then drains. Only a refusal that

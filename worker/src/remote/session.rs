@@ -163,6 +163,7 @@ impl Session {
         // Every attempt has reported its record; its task ends right after.
         self.attempts.shutdown(Duration::from_secs(1)).await;
         self.summary.undelivered = self.outbox.len();
+        self.summary.undelivered_trajectories = self.outbox.trajectories_len();
         Ok(self.summary)
     }
 
