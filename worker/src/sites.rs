@@ -120,8 +120,11 @@ pub struct DirtySites {
     // A std mutex: held only to test, insert or remove one key, never across an await.
     dirty: Mutex<HashSet<(Site, Version)>>,
     // A std mutex around the map; the turn itself is a tokio mutex, held across the attempt.
-    turns: Mutex<std::collections::HashMap<(Site, Version), std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    turns: Mutex<std::collections::HashMap<(Site, Version), Turn>>,
 }
+
+/// One site-version's turn: held by the attempt running on it.
+type Turn = std::sync::Arc<tokio::sync::Mutex<()>>;
 
 impl DirtySites {
     pub fn new() -> Self {
