@@ -45,7 +45,7 @@ fn ready_when_connected_alive_but_not_ready_while_draining() {
     let status = sb.workers[w].wait().expect("worker exits");
     assert!(status.success(), "{status:?}\n{}", sb.logs());
     let log = sb.read_log("worker-0.log");
-    assert!(log.contains("1 attempts run, 0 records still in the outbox"), "{log}");
+    assert!(log.contains("1 attempts run, 0 records and 0 trajectories still in the outbox"), "{log}");
     let st = sb.wait_until(&id, Duration::from_secs(10), |st| st["units"]["done"].as_u64() >= Some(1));
     assert_eq!(st["units"]["running"], 0, "{st}");
 }
