@@ -108,7 +108,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| e.to_string())?;
         clicks.push(t.elapsed());
     }
+    let mut shots = Vec::new();
+    for _ in 0..rounds.min(20) {
+        let t = Instant::now();
+        session.screenshot().await?;
+        shots.push(t.elapsed());
+    }
     stats("devtools round trip (evaluate 1)", rtt);
+    stats("screenshot (trajectory PNG)", shots);
     stats("getFullAXTree only", raw);
     stats("getFullAXTree, answer unparsed", wire);
     stats("parse + render (no browser)", parse);
