@@ -446,8 +446,7 @@ impl Driver {
             Err(_) => None,
         };
         if let Some(old) = replaced {
-            let _ = tokio::time::timeout(Duration::from_secs(5), old.client.close()).await;
-            old.browser.stop(old.devtools.as_deref()).await;
+            end_browser(old.client, old.browser, old.devtools.as_deref()).await;
         }
     }
 
@@ -1107,7 +1106,6 @@ impl Session {
         }
     }
 
-    /// A PNG of the viewport.
     /// A PNG of the current tab's viewport: over the browser's DevTools socket when it is open (PNG
     /// encoding tuned for speed, as screenshots are evidence, not archives), else through WebDriver.
     pub async fn screenshot(&self) -> Result<Vec<u8>, BrowserError> {
@@ -1146,10 +1144,15 @@ impl Session {
 
     /// Ends the session and its Chromium; bounded, errors ignored.
     pub async fn close(self) {
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.client.close()).await;
-        self.browser.stop(self.devtools.as_deref()).await;
+        end_browser(self.client, self.browser, self.devtools.as_deref()).await;
         drop(self.profile);
     }
+}
+
+/// Ends a WebDriver session and the browser it is attached to; bounded, errors ignored.
+async fn end_browser(client: Client, browser: BrowserProc, devtools: Option<&Connection>) {
+    let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+    browser.stop(devtools).await;
 }
 
 /// One DevTools command on the tab's flat session over the browser's socket.
