@@ -64,7 +64,7 @@ async fn run_with_the_reference_agent_against_the_scripted_llm() {
     let traj = dir.path().join("t.json").display().to_string();
     let t = traj.clone();
     let (out, record) = tokio::task::spawn_blocking(move || {
-        let extra = ["--trajectory", t.as_str(), "--trajectory-screenshots", "none"];
+        let extra = ["--trajectory", t.as_str(), "--screenshots", "none"];
         skillshift_run_with(&uid, "reference", &[("OPENAI_BASE_URL", &base)], &extra)
     })
     .await
@@ -171,7 +171,7 @@ read obs
             let data = tempfile::tempdir().unwrap();
             let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
                 .args(["run", &uid, "--condition", "src", "--agent", &agent, "--skills", "none", "--max-steps", "5"])
-                .args(["--trajectory", &traj, "--trajectory-screenshots", "none", "--data"])
+                .args(["--trajectory", &traj, "--screenshots", "none", "--data"])
                 .arg(data.path())
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .output()

@@ -77,10 +77,56 @@ async fn a_real_attempt_keeps_one_step_per_counted_step_its_failing_sub_step_and
         let digest = name.trim_start_matches("screenshots/").trim_end_matches(".png");
         assert!(done.trajectory.screenshots.get(digest).is_some_and(|png| png.starts_with(b"\x89PNG")));
     }
+    let named: std::collections::BTreeSet<&str> = t.steps.iter().filter_map(|s| s.screenshot.as_deref()).collect();
+    assert!(done.screenshots_taken as usize >= named.len(), "every kept screenshot was taken");
     let json = serde_json::to_string(t).unwrap();
     for p in &passwords {
         assert!(!json.contains(p.as_str()), "password {p:?} in the trajectory");
     }
+}
+
+/// Under `failures`, an attempt whose scoring leaves its last page alone (string_match) photographs
+/// that page only once the verdict is a failure: a success takes no screenshot at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_photographs_the_last_page_only_once_the_verdict_is_a_failure() {
+    use skillshift_common::task::EvalType;
+    let sites = Arc::new(Embedded::start(ResetPolicy::BeforeEach).await.unwrap());
+    let mut ctx = RunContext::new(sites, generated_tasks(), "traj-test");
+    ctx.screenshot_policy = ScreenshotPolicy::Failures;
+    let driver = Driver::new(BrowserConfig::default());
+    let run = |uid: Uid, condition: Condition| {
+        let spec = common::spec(uid, condition, 0, 120_000, Some(common::example_library(uid.site)));
+        let (ctx, driver) = (&ctx, &driver);
+        async move { run_attempt_traced(ctx, driver, &spec, factory_for(&spec), None, CancellationToken::new()).await }
+    };
+    // GitLab v1 task 0 passes at the source in one skill call; GitLab v2 task 1 fails at the target,
+    // its agent stopping with a wrong answer after skills that failed. Both are string_match.
+    let (pass, fail) = (Uid::new(Site::Gitlab, Version::V1, 0), Uid::new(Site::Gitlab, Version::V2, 1));
+    for uid in [pass, fail] {
+        let task = skillshift_sites::tasks(uid.site, uid.version)
+            .into_iter()
+            .map(|g| g.task)
+            .find(|t| t.task_id == uid.task_id)
+            .expect("a fixture task");
+        assert_eq!(task.eval.eval_types, vec![EvalType::StringMatch], "{uid}: the premise");
+    }
+    let passed = run(pass, Condition::Src).await;
+    let failed = run(fail, Condition::Tgt).await;
+    driver.shutdown().await;
+
+    assert_eq!(passed.record.outcome, Some(Outcome::Success), "{:?}", passed.record);
+    let steps = &passed.trajectory.trajectory.steps;
+    assert!(steps.iter().all(|s| s.last_action_error.is_none()), "the premise: no page showed an error");
+    assert_eq!(passed.screenshots_taken, 0, "a success whose scoring leaves its page alone takes none");
+
+    assert_eq!(failed.record.outcome, Some(Outcome::Failure), "{:?}", failed.record);
+    let t = &failed.trajectory.trajectory;
+    let last = t.steps.last().expect("steps");
+    assert!(last.action.as_deref().is_some_and(|a| a.starts_with("stop [")), "the premise: {last:?}");
+    let name = last.screenshot.as_deref().expect("the last page of a failure is kept, photographed after its verdict");
+    let digest = name.trim_start_matches("screenshots/").trim_end_matches(".png");
+    assert!(failed.trajectory.screenshots.get(digest).is_some_and(|png| png.starts_with(b"\x89PNG")));
+    assert!(failed.screenshots_taken >= 1);
 }
 
 /// An executor that makes up one attempt whose single step shows a 10 MB page.

@@ -145,6 +145,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
              WordPress) and exercise the harness; they are not the benchmark's numbers and must not be reported as such"
         );
     }
+    let shots = skillshift_telemetry::metrics::WorkerMetrics::global().screenshot_totals();
+    if shots.taken + shots.reused > 0 {
+        // The share of the slots' time: what the screenshots cost the sweep's wall time.
+        let slot_seconds = done.elapsed.as_secs_f64() * f64::from(args.workers * args.slots);
+        eprintln!(
+            "trajectory screenshots: {} taken in {:.1} s, {:.1}% of the {} slots' time; {} steps kept the previous \
+             one of an unchanged page",
+            shots.taken,
+            shots.seconds,
+            100.0 * shots.seconds / slot_seconds.max(f64::EPSILON),
+            args.workers * args.slots,
+            shots.reused
+        );
+    }
     let summaries: Vec<String> = done.reports.iter().map(|t| t.summary.display().to_string()).collect();
     eprintln!(
         "done in {:.1} s; records {}, summary {}",

@@ -70,17 +70,22 @@ pub struct Args {
     /// Also print the observation (the accessibility tree) shown at every step.
     #[arg(long)]
     pub observations: bool,
-    /// Save a PNG of every step under this directory.
-    #[arg(long)]
-    pub screenshots: Option<PathBuf>,
+    /// Which steps of the trajectory keep a screenshot: none, failures (only if the attempt fails) or all.
+    #[arg(long, default_value = "all", value_parser = screenshot_policy)]
+    pub screenshots: ScreenshotPolicy,
+    /// Also save a PNG of every step under this directory, one folder per attempt.
+    #[arg(long, value_name = "DIR")]
+    pub screenshot_dir: Option<PathBuf>,
     /// Write the trajectory (docs/formats.md#trajectories) to this file, its screenshots under screenshots/ beside it.
     #[arg(long)]
     pub trajectory: Option<PathBuf>,
-    /// Which steps of the trajectory keep a screenshot: none, failures or all.
-    #[arg(long, default_value = "all")]
-    pub trajectory_screenshots: String,
     #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
+}
+
+/// `--screenshots` takes a policy; a directory (its meaning before the trajectory) is named as such.
+fn screenshot_policy(text: &str) -> Result<ScreenshotPolicy, String> {
+    ScreenshotPolicy::parse(text).map_err(|e| format!("{e} (PNG files of every step go under --screenshot-dir DIR)"))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -121,10 +126,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         profile: args.profile.clone(),
         sites: args.sites.clone(),
         reset_policy,
-        screenshots: args.screenshots.clone(),
+        screenshots: args.screenshot_dir.clone(),
         webarena,
         mode,
-        screenshot_policy: ScreenshotPolicy::parse(&args.trajectory_screenshots).map_err(anyhow::Error::msg)?,
+        screenshot_policy: args.screenshots,
     };
     let spec = attempt::spec(&settings)?;
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;

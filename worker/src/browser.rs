@@ -598,6 +598,15 @@ pub struct Session {
     numbering: std::sync::Mutex<crate::axtree::Numbering>,
 }
 
+/// [`Session::scroll_offsets`]: the window's, then `;index:top,left` for each scrolled element.
+const SCROLL_OFFSETS_JS: &str = r#"(() => {
+  let k = `${Math.round(scrollX)},${Math.round(scrollY)}`;
+  document.querySelectorAll("*").forEach((e, i) => {
+    if (e.scrollTop || e.scrollLeft) k += `;${i}:${Math.round(e.scrollTop)},${Math.round(e.scrollLeft)}`;
+  });
+  return k;
+})()"#;
+
 impl Session {
     /// Opens a fresh session (a new Chromium with a clean profile).
     pub async fn open(driver: &Driver) -> Result<Session, BrowserError> {
@@ -1118,6 +1127,13 @@ impl Session {
             return base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| bad(format!("data: {e}")));
         }
         deadline("screenshot", self.cfg.call_timeout, async { self.client.screenshot().await.map_err(cmd_error) }).await
+    }
+
+    /// The scroll offsets of the window and of every element scrolled away from its origin, as
+    /// one string: with the address and the observation, what tells whether the page moved since
+    /// an earlier screenshot. `None` when the page cannot say.
+    pub async fn scroll_offsets(&self) -> Option<String> {
+        self.eval(SCROLL_OFFSETS_JS).await.ok().and_then(|v| v.as_str().map(str::to_string))
     }
 
     /// Gives the nodes of `tree`, a tree of the document named `document`, the ids this attempt

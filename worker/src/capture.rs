@@ -39,6 +39,20 @@ pub struct Capture {
     pending: Option<Step>,
     /// When the current step's observation began.
     step_started: Instant,
+    /// The page of the attempt's last screenshot ([`Capture::reuse_screenshot`]).
+    last_shot: Option<Shot>,
+    /// Screenshots taken from the browser.
+    taken: u32,
+}
+
+/// A screenshot's page, as far as the run loop can tell two pages apart without taking one: its
+/// address, the observation the agent was shown (text, values, focus, what is hidden) and the scroll
+/// offsets of the window and of every scrolled element.
+struct Shot {
+    url: String,
+    observation: String,
+    scroll: String,
+    name: String,
 }
 
 impl Capture {
@@ -53,11 +67,18 @@ impl Capture {
             secrets,
             pending: None,
             step_started: Instant::now(),
+            last_shot: None,
+            taken: 0,
         }
     }
 
     pub fn policy(&self) -> ScreenshotPolicy {
         self.policy
+    }
+
+    /// Screenshots handed to this capture, kept or not.
+    pub fn taken(&self) -> u32 {
+        self.taken
     }
 
     /// Whether the page about to be shown is photographed: every page under `all`; under
@@ -78,9 +99,23 @@ impl Capture {
             && self.trajectory.steps.last().is_some_and(|s| s.screenshot.is_none())
     }
 
+    /// Whether the page the agent ended on is the page of the attempt's last screenshot, unchanged
+    /// (the last move was a stop, so that page is the one last observed): then that screenshot is
+    /// the last step's, and none is taken.
+    pub fn reuse_final_screenshot(&mut self, scroll: &str) -> bool {
+        let (Some(step), Some(last)) = (self.trajectory.steps.last_mut(), &self.last_shot) else { return false };
+        let stopped = step.action.as_deref().is_some_and(|a| a.starts_with("stop ["));
+        if !stopped || !last.shows(&step.url, &step.observation, scroll) {
+            return false;
+        }
+        step.screenshot = Some(last.name.clone());
+        true
+    }
+
     /// The screenshot of the page the agent ended on, attached to the last step.
     pub fn final_screenshot(&mut self, png: Vec<u8>) {
         let Some(step) = self.trajectory.steps.last_mut() else { return };
+        self.taken += 1;
         let digest = blob::digest(&png);
         step.screenshot = Some(screenshot_name(&digest));
         self.screenshots.entry(digest).or_insert(png);
@@ -127,11 +162,28 @@ impl Capture {
         });
     }
 
-    /// The screenshot of the pending step's page.
-    pub fn screenshot(&mut self, png: Vec<u8>) {
+    /// Whether the pending step shows the page of the attempt's last screenshot, unchanged (the same
+    /// address, observation and scroll offsets `scroll`): then that screenshot is the step's, and
+    /// none is taken. An agent retrying on a page that did not move is shown the same page again.
+    pub fn reuse_screenshot(&mut self, scroll: &str) -> bool {
+        let (Some(step), Some(last)) = (self.pending.as_mut(), &self.last_shot) else { return false };
+        if !last.shows(&step.url, &step.observation, scroll) {
+            return false;
+        }
+        step.screenshot = Some(last.name.clone());
+        true
+    }
+
+    /// The screenshot of the pending step's page, taken at scroll offsets `scroll` (`None` when
+    /// they could not be read: the next step then takes its own).
+    pub fn screenshot(&mut self, png: Vec<u8>, scroll: Option<String>) {
         let Some(step) = self.pending.as_mut() else { return };
+        self.taken += 1;
         let digest = blob::digest(&png);
-        step.screenshot = Some(screenshot_name(&digest));
+        let name = screenshot_name(&digest);
+        step.screenshot = Some(name.clone());
+        self.last_shot =
+            scroll.map(|scroll| Shot { url: step.url.clone(), observation: step.observation.clone(), scroll, name });
         self.screenshots.entry(digest).or_insert(png);
     }
 
@@ -212,6 +264,12 @@ impl Capture {
         self.secrets.dedup();
         t.redact(&self.secrets);
         Blob { trajectory: t, screenshots: self.screenshots }
+    }
+}
+
+impl Shot {
+    fn shows(&self, url: &str, observation: &str, scroll: &str) -> bool {
+        self.url == url && self.scroll == scroll && self.observation == observation
     }
 }
 
@@ -356,7 +414,7 @@ mod tests {
             text: "hunter2pw".into(),
         }]));
         c.observed(0, "http://x/", "X", "textbox 'hunter2pw'", vec![]);
-        c.screenshot(b"png".to_vec());
+        c.screenshot(b"png".to_vec(), None);
         c.replied(None, None);
         c.action("stop [done]".into());
         c.observed(1, "http://x/", "X", "never answered", vec![]);
@@ -371,13 +429,80 @@ mod tests {
 
         let mut c = Capture::new(&spec(), ScreenshotPolicy::Failures);
         c.observed(0, "http://x/", "X", "", vec![]);
-        c.screenshot(b"png".to_vec());
+        c.screenshot(b"png".to_vec(), None);
         c.replied(None, None);
         let mut r = Record::for_attempt(&spec());
         r.outcome = Some(Outcome::Success);
         let blob = c.finish(&mut r, None);
         assert!(blob.screenshots.is_empty() && blob.trajectory.steps[0].screenshot.is_none());
         assert_eq!(r.failure_category, None);
+    }
+
+    /// Observes, answers and moves one step; `shot` is a screenshot of its page (taken at scroll "0,0").
+    fn step(c: &mut Capture, n: u32, url: &str, observation: &str, shot: Option<&[u8]>, action: &str) -> bool {
+        c.observed(n, url, "T", observation, vec![]);
+        let reused = c.reuse_screenshot("0,0");
+        if !reused {
+            if let Some(png) = shot {
+                c.screenshot(png.to_vec(), Some("0,0".into()));
+            }
+        }
+        c.replied(None, None);
+        c.action(action.into());
+        reused
+    }
+
+    #[test]
+    fn an_unchanged_page_keeps_the_last_screenshot_and_any_change_takes_a_new_one() {
+        let mut c = Capture::new(&spec(), ScreenshotPolicy::All);
+        assert!(!step(&mut c, 0, "http://x/a", "button 'Save'", Some(b"one"), "click [1]"), "nothing to reuse yet");
+        assert!(step(&mut c, 1, "http://x/a", "button 'Save'", Some(b"two"), "click [1]"), "same page, same shot");
+        assert!(!step(&mut c, 2, "http://x/a", "button 'Saved'", Some(b"three"), "click [1]"), "the text changed");
+        assert!(
+            !step(&mut c, 3, "http://x/b", "button 'Saved'", Some(b"four"), "scroll [down]"),
+            "the address changed"
+        );
+        // The same address and text, scrolled: a new screenshot.
+        c.observed(4, "http://x/b", "T", "button 'Saved'", vec![]);
+        assert!(!c.reuse_screenshot("0,720"));
+        c.screenshot(b"five".to_vec(), None);
+        c.replied(None, None);
+        // Offsets that could not be read reuse nothing afterwards.
+        c.observed(5, "http://x/b", "T", "button 'Saved'", vec![]);
+        assert!(!c.reuse_screenshot("0,720"), "the last shot's offsets were unknown");
+        c.replied(None, None);
+        assert_eq!(c.taken(), 4);
+        let mut r = Record::for_attempt(&spec());
+        r.outcome = Some(Outcome::Failure);
+        let blob = c.finish(&mut r, None);
+        let names: Vec<Option<&str>> = blob.trajectory.steps.iter().map(|s| s.screenshot.as_deref()).collect();
+        assert_eq!(names[0], names[1], "the reused step shows the first screenshot");
+        assert_ne!(names[1], names[2]);
+        assert_eq!(names[5], None);
+        assert_eq!(blob.screenshots.len(), 4, "each taken screenshot stored once");
+    }
+
+    #[test]
+    fn the_final_page_reuses_a_screenshot_only_after_a_stop_on_the_page_last_shot() {
+        let mut c = Capture::new(&spec(), ScreenshotPolicy::Failures);
+        step(&mut c, 0, "http://x/a", "text '42'", Some(b"one"), "click [3]");
+        c.observed(1, "http://x/a", "T", "text '42'", vec![]);
+        c.replied(None, None);
+        c.action("stop [42]".into());
+        assert!(c.wants_final_screenshot());
+        assert!(!c.reuse_final_screenshot("0,300"), "scrolled since");
+        assert!(c.reuse_final_screenshot("0,0"));
+        assert!(!c.wants_final_screenshot(), "the last step has its screenshot");
+
+        // After a click the page the agent ended on was never observed: it is photographed.
+        let mut c = Capture::new(&spec(), ScreenshotPolicy::Failures);
+        step(&mut c, 0, "http://x/a", "text '42'", Some(b"one"), "click [3]");
+        c.observed(1, "http://x/a", "T", "text '42'", vec![]);
+        c.replied(None, None);
+        c.action("click [3]".into());
+        assert!(!c.reuse_final_screenshot("0,0"));
+        c.final_screenshot(b"two".to_vec());
+        assert_eq!(c.taken(), 2);
     }
 
     #[test]

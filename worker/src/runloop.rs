@@ -206,6 +206,9 @@ fn wedges_the_browser(reason: ErrorReason) -> bool {
 pub struct Finished {
     pub record: Record,
     pub trajectory: Blob,
+    /// Screenshots the attempt took from the browser, kept or not (steps that kept the previous one
+    /// of an unchanged page took none).
+    pub screenshots_taken: u32,
 }
 
 /// Runs one attempt to its record.
@@ -307,8 +310,9 @@ pub async fn run_attempt_traced(
         End::Error { message, .. } => Some(message.as_str()),
         _ => None,
     };
+    let screenshots_taken = progress.capture.taken();
     let trajectory = progress.capture.finish(&mut r, message);
-    Finished { record: r, trajectory }
+    Finished { record: r, trajectory, screenshots_taken }
 }
 
 /// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
@@ -498,12 +502,17 @@ async fn drive(
         p.emit(Event::Observation { step, text: snap.text.clone() });
         let shown = capture::perturbations(&applied, &snap.text, modal_title.as_deref());
         p.capture.observed(step, &snap.url, &snap.title, &snap.text, shown);
-        if ctx.screenshots.is_some() || p.capture.wants_screenshot(last_error.is_some()) {
-            if let Ok(png) = session.screenshot().await {
-                if let Some(dir) = &ctx.screenshots {
-                    save_screenshot(dir, spec, step, &png).await;
-                }
-                p.capture.screenshot(png);
+        if let Some(dir) = &ctx.screenshots {
+            if let Some(png) = screenshot(session).await {
+                save_screenshot(dir, spec, step, &png).await;
+                p.capture.screenshot(png, None);
+            }
+        } else if p.capture.wants_screenshot(last_error.is_some()) {
+            let scroll = session.scroll_offsets().await;
+            if scroll.as_deref().is_some_and(|s| p.capture.reuse_screenshot(s)) {
+                WorkerMetrics::global().screenshot_reused();
+            } else if let Some(png) = screenshot(session).await {
+                p.capture.screenshot(png, scroll);
             }
         }
         let shown_error = last_error.clone();
@@ -619,10 +628,11 @@ async fn drive(
             }
         }
     }
-    if p.capture.wants_final_screenshot() {
-        if let Ok(png) = session.screenshot().await {
-            p.capture.final_screenshot(png);
-        }
+    // Under `failures`, the page the agent ended on is kept only if the attempt fails: when scoring
+    // leaves that page alone, it is photographed once the verdict says so, else before scoring.
+    let shoot_after_verdict = stopped && scorer::leaves_the_final_page(task);
+    if !shoot_after_verdict {
+        final_screenshot(session, &mut p.capture).await;
     }
     if !stopped {
         return End::Timeout;
@@ -657,6 +667,9 @@ async fn drive(
     match &score.scored {
         Some(scored) => p.capture.score(scored),
         None => p.capture.score_stopped(&score.details.join("; ")),
+    }
+    if shoot_after_verdict && score.verdict != Verdict::Pass {
+        final_screenshot(session, &mut p.capture).await;
     }
     match score.verdict {
         Verdict::Pass => End::Scored { success: true },
@@ -736,6 +749,30 @@ async fn geolocate(session: &Session, geo: &serde_json::Value) -> Result<(), Bro
     match session.cdp("Emulation.setGeolocationOverride", params).await {
         Err(e) if e.is_fatal() => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// A trajectory screenshot of the current tab, its time counted in the worker's metrics.
+async fn screenshot(session: &Session) -> Option<Vec<u8>> {
+    let started = Instant::now();
+    let png = session.screenshot().await.ok()?;
+    WorkerMetrics::global().screenshot(started.elapsed());
+    Some(png)
+}
+
+/// The screenshot of the page the agent ended on, when the policy wants one for a last step without.
+async fn final_screenshot(session: &Session, capture: &mut Capture) {
+    if !capture.wants_final_screenshot() {
+        return;
+    }
+    if let Some(scroll) = session.scroll_offsets().await {
+        if capture.reuse_final_screenshot(&scroll) {
+            WorkerMetrics::global().screenshot_reused();
+            return;
+        }
+    }
+    if let Some(png) = screenshot(session).await {
+        capture.final_screenshot(png);
     }
 }
 

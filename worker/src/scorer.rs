@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 use skillshift_common::evaluate::{self, FinalState, Mode, Options, PageError, PageReader, Verdict};
-use skillshift_common::task::Task;
+use skillshift_common::task::{EvalType, Task};
 
 use crate::browser::{BrowserError, Session};
 use crate::skill_runtime::Placeholders;
@@ -145,6 +145,12 @@ pub async fn score_with(
             None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),
         },
     }
+}
+
+/// Whether scoring `task` leaves the page the agent ended on as it is: only `program_html` reads
+/// pages, opening its checks' URLs (and reloading the final page of a perturbed attempt).
+pub fn leaves_the_final_page(task: &Task) -> bool {
+    !task.eval.eval_types.contains(&EvalType::ProgramHtml)
 }
 
 /// Removes the perturbation scripts registered for later documents.

@@ -20,10 +20,16 @@ const HOME: &str = r#"<!doctype html><title>Home</title>
 <a href="/nothing">Nothing</a> <button onclick="this.dataset.n = 1">Inert</button>
 <div style="height:4000px"></div>"#;
 
+/// A long page with a scrollable box of its own.
+const SCROLLER: &str = r#"<!doctype html><title>S</title>
+<div id="box" style="height:100px;overflow:auto"><div style="height:1000px">inner</div></div>
+<div style="height:4000px"></div>"#;
+
 async fn serve() -> String {
     let app = axum::Router::new()
         .route("/", get(|| async { Html(HOME) }))
         .route("/untitled", get(|| async { Html("<!doctype html><p>no title here</p>") }))
+        .route("/scroller", get(|| async { Html(SCROLLER) }))
         .route(
             "/slow",
             post(|| async {
@@ -163,6 +169,30 @@ async fn navigation_waits_for_the_load_and_fails_like_webdriver() {
     // A page that does not load within the deadline is a timeout.
     let e = s.goto_within(&format!("{base}/hang"), Duration::from_millis(800)).await.unwrap_err();
     assert!(matches!(e, skillshift_worker::browser::BrowserError::Timeout { .. }), "{e}");
+
+    s.close().await;
+    driver.shutdown().await;
+}
+
+/// What tells a trajectory's steps whether the page moved since the last screenshot: the window's
+/// scroll and any element's, the same string again once both are back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scroll_offsets_tell_a_scrolled_page_from_the_same_page_unmoved() {
+    let base = serve().await;
+    let driver = Driver::new(BrowserConfig::default());
+    let s = Session::open(&driver).await.unwrap();
+    s.goto(&format!("{base}/scroller")).await.unwrap();
+    let top = s.scroll_offsets().await.expect("offsets");
+    assert_eq!(s.scroll_offsets().await.as_deref(), Some(top.as_str()), "an unmoved page reads the same");
+
+    act(&s, Action::Scroll { down: true }).await;
+    let down = s.scroll_offsets().await.expect("offsets");
+    assert_ne!(down, top, "the window scrolled");
+    s.eval("document.getElementById('box').scrollTop = 50").await.unwrap();
+    let inner = s.scroll_offsets().await.expect("offsets");
+    assert_ne!(inner, down, "the box scrolled, the window did not");
+    s.eval("document.getElementById('box').scrollTop = 0; scrollTo(0, 0)").await.unwrap();
+    assert_eq!(s.scroll_offsets().await, Some(top), "both back where they were");
 
     s.close().await;
     driver.shutdown().await;

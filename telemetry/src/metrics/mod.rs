@@ -22,7 +22,7 @@ use axum::Router;
 use prometheus_client::registry::Registry;
 
 pub use coordinator::{CellState, CoordinatorMetrics};
-pub use worker::WorkerMetrics;
+pub use worker::{ScreenshotTotals, WorkerMetrics};
 
 /// The content type of the exposition (OpenMetrics text 1.0.0).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

@@ -1,6 +1,7 @@
 //! A worker's metrics: steps, attempts by outcome, browser restarts, LLM
-//! calls, tokens and latency.
+//! calls, tokens and latency, trajectory screenshots.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -51,6 +52,20 @@ pub struct WorkerMetrics {
     llm_calls: Family<CallLabels, Counter>,
     llm_tokens: Family<TokenLabels, Counter>,
     llm_latency: Family<ModelLabel, Histogram, fn() -> Histogram>,
+    screenshots: Counter,
+    screenshot_seconds: Counter<f64, AtomicU64>,
+    screenshots_reused: Counter,
+}
+
+/// What the trajectory screenshots cost so far ([`WorkerMetrics::screenshot_totals`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ScreenshotTotals {
+    /// Screenshots taken from the browser.
+    pub taken: u64,
+    /// The time they took, summed over the attempts that took them.
+    pub seconds: f64,
+    /// Steps that kept the attempt's previous screenshot instead (the same page, unchanged).
+    pub reused: u64,
 }
 
 /// The process's worker metrics, for code far from `main` (run loop, LLM client).
@@ -77,6 +92,9 @@ impl WorkerMetrics {
             llm_calls: Family::default(),
             llm_tokens: Family::default(),
             llm_latency: Family::new_with_constructor(llm_histogram as fn() -> Histogram),
+            screenshots: Counter::default(),
+            screenshot_seconds: Counter::default(),
+            screenshots_reused: Counter::default(),
         };
         let mut r = Registry::with_prefix("skillshift_worker");
         r.register("steps", "Agent steps taken", m.steps.clone());
@@ -86,6 +104,13 @@ impl WorkerMetrics {
         r.register("llm_calls", "LLM chat calls, by model and result (ok, error)", m.llm_calls.clone());
         r.register("llm_tokens", "LLM tokens, by model and type (input, output)", m.llm_tokens.clone());
         r.register("llm_latency_seconds", "LLM chat call latency, by model", m.llm_latency.clone());
+        r.register("screenshots", "Trajectory screenshots taken from the browser", m.screenshots.clone());
+        r.register("screenshot_seconds", "Time spent taking trajectory screenshots", m.screenshot_seconds.clone());
+        r.register(
+            "screenshots_reused",
+            "Steps that kept the attempt's previous screenshot of the same, unchanged page",
+            m.screenshots_reused.clone(),
+        );
         (m, Exposition::new(r))
     }
 
@@ -118,5 +143,24 @@ impl WorkerMetrics {
             .get_or_create(&TokenLabels { model: model_s.clone(), r#type: "input".into() })
             .inc_by(input_tokens);
         self.llm_tokens.get_or_create(&TokenLabels { model: model_s, r#type: "output".into() }).inc_by(output_tokens);
+    }
+
+    /// A trajectory screenshot was taken from the browser in `took`.
+    pub fn screenshot(&self, took: Duration) {
+        self.screenshots.inc();
+        self.screenshot_seconds.inc_by(secs(took));
+    }
+
+    /// A step kept the attempt's previous screenshot instead of taking one.
+    pub fn screenshot_reused(&self) {
+        self.screenshots_reused.inc();
+    }
+
+    pub fn screenshot_totals(&self) -> ScreenshotTotals {
+        ScreenshotTotals {
+            taken: self.screenshots.get(),
+            seconds: self.screenshot_seconds.get(),
+            reused: self.screenshots_reused.get(),
+        }
     }
 }
