@@ -58,6 +58,13 @@ impl SiteManager for Embedded {
         skillshift_sites::app(site, version).login_steps()
     }
 
+    /// None: the fixture pages are server-rendered HTML whose one script acts inside the click
+    /// that triggers it (`sites/static/behaviors.js`), and the perturbations count agent steps,
+    /// not milliseconds; once a step has settled, nothing appears on them without another input.
+    fn locator_grace(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
     /// Signs in over the site's own handlers in-process (the login steps, run
     /// by the sites crate's HTTP-level browser), so an attempt starts with a
     /// session cookie instead of loading and submitting the sign-in page.

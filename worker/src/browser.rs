@@ -383,6 +383,7 @@ impl Driver {
                 touched: std::sync::Mutex::new(BTreeSet::new()),
                 context: None,
                 numbering: std::sync::Mutex::new(crate::axtree::Numbering::default()),
+                locator_grace_ms: default_locator_grace(),
             };
             let cleaned = if idle.contexts {
                 let span = tracing::info_span!("new_context", spare = idle.spare.is_some());
@@ -596,6 +597,13 @@ pub struct Session {
     context: Option<String>,
     /// The ids the attempt's observations print (new with every attempt).
     numbering: std::sync::Mutex<crate::axtree::Numbering>,
+    /// How long a skill's locator looks for an element not there yet, in ms
+    /// ([`Session::set_locator_grace`]).
+    locator_grace_ms: std::sync::atomic::AtomicU64,
+}
+
+fn default_locator_grace() -> std::sync::atomic::AtomicU64 {
+    std::sync::atomic::AtomicU64::new(crate::skill_runtime::LOCATOR_GRACE.as_millis() as u64)
 }
 
 /// [`Session::scroll_offsets`]: the window's, then `;index:top,left` for each scrolled element.
@@ -648,6 +656,7 @@ impl Session {
             touched: std::sync::Mutex::new(BTreeSet::new()),
             context: None,
             numbering: std::sync::Mutex::new(crate::axtree::Numbering::default()),
+            locator_grace_ms: default_locator_grace(),
         };
         if session.devtools.is_some() && contexts_wanted() {
             // The first tab stays in the default context, blank, and keeps the browser open.
@@ -1127,6 +1136,18 @@ impl Session {
             return base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| bad(format!("data: {e}")));
         }
         deadline("screenshot", self.cfg.call_timeout, async { self.client.screenshot().await.map_err(cmd_error) }).await
+    }
+
+    /// How long a skill's locator keeps looking for an element that is not there yet: the site
+    /// backend's ([`crate::sites::SiteManager::locator_grace`]), set for each attempt.
+    pub fn set_locator_grace(&self, grace: Duration) {
+        let ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX);
+        self.locator_grace_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// [`Session::set_locator_grace`]; [`crate::skill_runtime::LOCATOR_GRACE`] until set.
+    pub fn locator_grace(&self) -> Duration {
+        Duration::from_millis(self.locator_grace_ms.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The scroll offsets of the window and of every element scrolled away from its origin, as

@@ -392,6 +392,7 @@ async fn drive(
 ) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
+    session.set_locator_grace(sites.locator_grace());
     p.capture.secrets(Capture::login_secrets(&sites.login_steps(uid.site, uid.version)));
     // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
     let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());

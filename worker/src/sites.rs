@@ -97,6 +97,12 @@ pub trait SiteManager: Send + Sync + 'static {
     fn login_headers(&self, _site: Site, _version: Version) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// How long a skill's locator keeps looking for an element that is not there yet. A backend
+    /// whose pages cannot change without an input (server-rendered, no timers, no fetches) gives
+    /// none: a missing element is missing at the first look.
+    fn locator_grace(&self) -> std::time::Duration {
+        crate::skill_runtime::LOCATOR_GRACE
+    }
     /// The backend's own record of which sites may have changed since their last reset.
     fn dirty_sites(&self) -> &DirtySites;
     /// Whether to reset before an attempt, given the policy and the site's state.

@@ -19,9 +19,10 @@ use crate::actions::{self, ActError};
 use crate::axtree::{fetch_tree, AxTree};
 use crate::browser::{BrowserError, Session};
 
-/// How long a locator keeps looking for an element that is not there yet.
-/// Short on purpose: a skill that needs an element which renders later than
-/// this fails, as a learned script would.
+/// How long a locator keeps looking for an element that is not there yet, on a
+/// site whose pages may render after they load (the default of
+/// [`crate::sites::SiteManager::locator_grace`]). Short on purpose: a skill that
+/// needs an element which renders later than this fails, as a learned script would.
 pub const LOCATOR_GRACE: Duration = Duration::from_millis(300);
 
 /// The result of running a list of steps.
@@ -71,8 +72,10 @@ fn describe(t: &Target) -> String {
     }
 }
 
-/// Resolves a target to one element, waiting up to [`LOCATOR_GRACE`] for it to appear.
+/// Resolves a target to one element, waiting up to the session's locator grace
+/// ([`Session::locator_grace`]) for it to appear; with none, the first look decides.
 pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError> {
+    let grace = session.locator_grace();
     let start = std::time::Instant::now();
     loop {
         let tree = fetch_tree(session).await.map_err(ActError::from)?;
@@ -97,12 +100,12 @@ pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError
         if let Some(b) = pick {
             return Ok(b);
         }
-        if start.elapsed() >= LOCATOR_GRACE {
+        if start.elapsed() >= grace {
             return Err(ActError::Failed(format!("no element matches {}", describe(target))));
         }
         // One more look when the grace is over: each look fetches the whole
         // accessibility tree, the costliest call a step makes.
-        tokio::time::sleep(LOCATOR_GRACE.saturating_sub(start.elapsed()).max(Duration::from_millis(20))).await;
+        tokio::time::sleep(grace.saturating_sub(start.elapsed()).max(Duration::from_millis(20))).await;
     }
 }
 

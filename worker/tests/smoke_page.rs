@@ -17,10 +17,16 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Fixture home</title></he
 <main><h1>Welcome</h1><form action="/search" method="get"><label for="q">Search</label><input id="q" name="q" type="text">
 <button type="submit">Go</button></form><button>Save</button><button>Save</button></main></body></html>"#;
 
+/// A page whose script adds a button one second after it loads.
+const LATER: &str = r#"<!doctype html><title>Later</title><main><h1>Wait</h1></main>
+<script>setTimeout(() => document.querySelector("main").append(Object.assign(
+  document.createElement("button"), {textContent: "Late"})), 1000)</script>"#;
+
 async fn serve() -> String {
     let app = axum::Router::new()
         .route("/", get(|| async { Html(PAGE) }))
         .route("/issues", get(|| async { Html("<title>Issues</title><main><h1>All issues</h1></main>") }))
+        .route("/later", get(|| async { Html(LATER) }))
         .route(
             "/search",
             get(|q: axum::extract::Query<std::collections::HashMap<String, String>>| async move {
@@ -104,6 +110,30 @@ async fn observe_click_type_and_locate_on_a_real_page() {
     .unwrap();
     assert!(out.ok, "{:?}", out.error);
     assert_eq!(out.answer.as_deref(), Some("Results for plum"));
+    s.close().await;
+    driver.shutdown().await;
+}
+
+/// A locator waits for an element the page renders later within the session's grace, and with
+/// no grace the first look decides (it would have found the button had it waited the second).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locator_waits_out_its_grace_and_with_none_decides_at_the_first_look() {
+    let base = serve().await;
+    let driver = Driver::new(BrowserConfig::default());
+    let s = Session::open(&driver).await.unwrap();
+    assert_eq!(s.locator_grace(), skillshift_worker::skill_runtime::LOCATOR_GRACE, "the default");
+    let ph = Placeholders(vec![("__SITE__".into(), base.clone())]);
+    let steps = [
+        Step::Goto { url: "__SITE__/later".into() },
+        Step::Click { target: Target { role: "button".into(), name: "Late".into(), nth: None } },
+    ];
+    s.set_locator_grace(std::time::Duration::ZERO);
+    let out = run_steps(&s, &steps, &ph).await.unwrap();
+    assert!(!out.ok && out.steps_done == 1, "{out:?}");
+    assert!(out.error.as_deref().unwrap_or("").contains("no element matches button 'Late'"), "{:?}", out.error);
+    s.set_locator_grace(std::time::Duration::from_secs(2));
+    let out = run_steps(&s, &steps, &ph).await.unwrap();
+    assert!(out.ok, "found once rendered: {:?}", out.error);
     s.close().await;
     driver.shutdown().await;
 }
