@@ -103,22 +103,29 @@ impl Capture {
     /// (the last move was a stop, so that page is the one last observed): then that screenshot is
     /// the last step's, and none is taken.
     pub fn reuse_final_screenshot(&mut self, scroll: &str) -> bool {
-        let (Some(step), Some(last)) = (self.trajectory.steps.last_mut(), &self.last_shot) else { return false };
+        let Some(step) = self.trajectory.steps.last_mut() else { return false };
         let stopped = step.action.as_deref().is_some_and(|a| a.starts_with("stop ["));
-        if !stopped || !last.shows(&step.url, &step.observation, scroll) {
-            return false;
-        }
-        step.screenshot = Some(last.name.clone());
-        true
+        stopped && reuse(step, self.last_shot.as_ref(), scroll)
     }
 
     /// The screenshot of the page the agent ended on, attached to the last step.
     pub fn final_screenshot(&mut self, png: Vec<u8>) {
-        let Some(step) = self.trajectory.steps.last_mut() else { return };
+        if self.trajectory.steps.is_empty() {
+            return;
+        }
+        let name = self.store(png);
+        if let Some(step) = self.trajectory.steps.last_mut() {
+            step.screenshot = Some(name);
+        }
+    }
+
+    /// Keeps a screenshot taken from the browser, once per content digest; its name.
+    fn store(&mut self, png: Vec<u8>) -> String {
         self.taken += 1;
         let digest = blob::digest(&png);
-        step.screenshot = Some(screenshot_name(&digest));
+        let name = screenshot_name(&digest);
         self.screenshots.entry(digest).or_insert(png);
+        name
     }
 
     /// The task, once known.
@@ -166,25 +173,20 @@ impl Capture {
     /// address, observation and scroll offsets `scroll`): then that screenshot is the step's, and
     /// none is taken. An agent retrying on a page that did not move is shown the same page again.
     pub fn reuse_screenshot(&mut self, scroll: &str) -> bool {
-        let (Some(step), Some(last)) = (self.pending.as_mut(), &self.last_shot) else { return false };
-        if !last.shows(&step.url, &step.observation, scroll) {
-            return false;
-        }
-        step.screenshot = Some(last.name.clone());
-        true
+        self.pending.as_mut().is_some_and(|step| reuse(step, self.last_shot.as_ref(), scroll))
     }
 
     /// The screenshot of the pending step's page, taken at scroll offsets `scroll` (`None` when
     /// they could not be read: the next step then takes its own).
     pub fn screenshot(&mut self, png: Vec<u8>, scroll: Option<String>) {
+        if self.pending.is_none() {
+            return;
+        }
+        let name = self.store(png);
         let Some(step) = self.pending.as_mut() else { return };
-        self.taken += 1;
-        let digest = blob::digest(&png);
-        let name = screenshot_name(&digest);
         step.screenshot = Some(name.clone());
         self.last_shot =
             scroll.map(|scroll| Shot { url: step.url.clone(), observation: step.observation.clone(), scroll, name });
-        self.screenshots.entry(digest).or_insert(png);
     }
 
     /// The agent answered the pending step (with the error it was shown, and its LLM call, if any).
@@ -267,9 +269,14 @@ impl Capture {
     }
 }
 
-impl Shot {
-    fn shows(&self, url: &str, observation: &str, scroll: &str) -> bool {
-        self.url == url && self.scroll == scroll && self.observation == observation
+/// Names `last` as `step`'s screenshot when it shows `step`'s page at scroll offsets `scroll`.
+fn reuse(step: &mut Step, last: Option<&Shot>, scroll: &str) -> bool {
+    match last {
+        Some(last) if last.url == step.url && last.scroll == scroll && last.observation == step.observation => {
+            step.screenshot = Some(last.name.clone());
+            true
+        }
+        _ => false,
     }
 }
 
