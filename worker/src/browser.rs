@@ -29,7 +29,7 @@
 //! ([`BrowserError::is_fatal`]), which ends the attempt as `error` / `browser`,
 //! or only the action failed, which the agent sees as `last_action_error`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -44,9 +44,13 @@ use crate::cdp::{CallError, Connection, Events};
 
 /// The Chromium flags that work as root on a closed network, with what chromedriver would add for
 /// automation had it launched the browser (the worker launches it: see [`Session::open`]).
+/// `--in-process-gpu` runs the compositor (software, with `--disable-gpu`) on a thread of the
+/// browser process instead of a GPU process of its own: every frame crossed a process boundary,
+/// and the calibration set took 13-15% less CPU without it (`docs/performance.md`).
 pub const CHROMIUM_FLAGS: &[&str] = &[
     "--no-sandbox",
     "--disable-gpu",
+    "--in-process-gpu",
     "--disable-dev-shm-usage",
     "--disable-background-networking",
     "--disable-background-timer-throttling",
@@ -370,6 +374,11 @@ impl Driver {
     /// cache and the storage of the origins the last attempt touched cleared;
     /// a new browser when none is kept or the kept one cannot be made clean.
     pub async fn checkout(&self) -> Result<Session, BrowserError> {
+        // An attempt's tabs need no chromedriver, but a kept browser is only handed out with a live
+        // one (which ends its session): when it died, the browser goes and both start again.
+        if !self.driver_alive().await {
+            self.forget_idle();
+        }
         let idle = self.idle.lock().ok().and_then(|mut i| i.take());
         if let Some(idle) = idle {
             let mut session = Session {
@@ -384,6 +393,7 @@ impl Driver {
                 context: None,
                 numbering: std::sync::Mutex::new(crate::axtree::Numbering::default()),
                 locator_grace_ms: default_locator_grace(),
+                attached: std::sync::Mutex::new(HashMap::new()),
             };
             let cleaned = if idle.contexts {
                 let span = tracing::info_span!("new_context", spare = idle.spare.is_some());
@@ -433,8 +443,8 @@ impl Driver {
                 session.close().await;
                 return;
             }
-            // Chromium needs a while to make a new tab ready for chromedriver (a switch right after
-            // `Target.createTarget` waits 100-250 ms); made now, it is ready by the next checkout.
+            // Made now, the next attempt's context and tab are ready by its checkout, where only
+            // DevTools attach to the tab.
             match session.make_context().await {
                 Ok(s) => spare = Some(s),
                 Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
@@ -481,6 +491,12 @@ impl Driver {
             }
         }
         Err(BrowserError::Driver(last))
+    }
+
+    /// Whether the chromedriver started last is still running.
+    async fn driver_alive(&self) -> bool {
+        let mut guard = self.proc.lock().await;
+        guard.as_mut().is_some_and(|p| matches!(p.child.try_wait(), Ok(None)))
     }
 
     /// The process id of the running chromedriver, if any (tests kill it).
@@ -600,6 +616,8 @@ pub struct Session {
     /// How long a skill's locator looks for an element not there yet, in ms
     /// ([`Session::set_locator_grace`]).
     locator_grace_ms: std::sync::atomic::AtomicU64,
+    /// The DevTools session of each tab attached so far, by target id.
+    attached: std::sync::Mutex<HashMap<String, String>>,
 }
 
 fn default_locator_grace() -> std::sync::atomic::AtomicU64 {
@@ -657,6 +675,7 @@ impl Session {
             context: None,
             numbering: std::sync::Mutex::new(crate::axtree::Numbering::default()),
             locator_grace_ms: default_locator_grace(),
+            attached: std::sync::Mutex::new(HashMap::new()),
         };
         if session.devtools.is_some() && contexts_wanted() {
             // The first tab stays in the default context, blank, and keeps the browser open.
@@ -675,8 +694,8 @@ impl Session {
         Ok(session)
     }
 
-    /// Opens a fresh browser context with one blank tab, makes that tab WebDriver's current window
-    /// and attaches DevTools to it. Chromedriver sees targets of every context as windows.
+    /// Opens a fresh browser context with one blank tab and attaches DevTools to it; WebDriver's
+    /// window stays on the browser's first tab ([`Session::devtools_tabs`]).
     async fn enter_context(&mut self) -> Result<(), BrowserError> {
         let spare = self.make_context().await?;
         self.context = Some(spare.context);
@@ -709,12 +728,13 @@ impl Session {
     }
 
     /// Disposes the attempt's browser context: its tabs close, its cookies, storage, cache and
-    /// service workers are gone. WebDriver's current window is gone with it until the next
-    /// [`Session::switch_to`].
+    /// service workers are gone. WebDriver, whose window is the browser's first tab, is not
+    /// concerned.
     async fn leave_context(&self) -> Result<(), BrowserError> {
         let (Some(conn), Some(id)) = (&self.devtools, &self.context) else { return Ok(()) };
-        if let Ok(mut p) = self.page.lock() {
-            *p = None;
+        self.set_page(None);
+        if let Ok(mut a) = self.attached.lock() {
+            a.clear();
         }
         browser_call(conn, "Target.disposeBrowserContext", json!({"browserContextId": id}), self.cfg.call_timeout)
             .await
@@ -774,8 +794,13 @@ impl Session {
         Ok(Some(pages))
     }
 
-    /// Makes the tab `handle` current for WebDriver and DevTools alike.
+    /// Makes the tab `handle` current. An attempt in a browser context of its own keeps its tabs
+    /// to DevTools ([`Session::devtools_tabs`]): WebDriver is not told, and its window stays on the
+    /// browser's first tab. Otherwise WebDriver switches and DevTools follow.
     pub async fn switch_to(&self, handle: &str) -> Result<(), BrowserError> {
+        if self.devtools_tabs() {
+            return self.attach_target(handle, false).await;
+        }
         let h = fantoccini::wd::WindowHandle::try_from(handle.to_string())
             .map_err(|e| BrowserError::Session(format!("window handle '{handle}': {e}")))?;
         deadline("switching window", self.cfg.call_timeout, async {
@@ -785,39 +810,107 @@ impl Session {
         self.attach().await
     }
 
-    /// Attaches the browser's socket to the current tab (when there is a socket) and enables what
-    /// observation and settling listen to: Chrome keeps its accessibility tree alive between
-    /// observations instead of rebuilding it per call, and page events tell when a step is done.
-    async fn attach(&self) -> Result<(), BrowserError> {
-        if let Some(conn) = &self.devtools {
-            let handle = deadline("current window", self.cfg.call_timeout, async {
-                self.client.window().await.map_err(cmd_error)
-            })
-            .await?;
-            let target: String = handle.into();
-            let r = conn
-                .call(
-                    None,
-                    "Target.attachToTarget",
-                    &json!({"targetId": target, "flatten": true}),
-                    self.cfg.call_timeout,
-                )
-                .await;
-            match r.map(|raw| serde_json::from_str::<Value>(raw.get())) {
-                Ok(Ok(v)) => match v.get("sessionId").and_then(Value::as_str) {
-                    Some(id) => {
-                        let page = Page { conn: conn.clone(), session: id.to_string(), target };
-                        if let Ok(mut p) = self.page.lock() {
-                            *p = Some(page);
-                        }
-                    }
-                    None => tracing::warn!("Target.attachToTarget gave no sessionId; devtools go through chromedriver"),
-                },
-                other => {
-                    tracing::warn!(result = ?other.err(), "cannot attach to the tab; devtools go through chromedriver")
-                }
-            }
+    /// True when the attempt's tabs are DevTools targets of its own browser context, current by
+    /// this session's say alone: attaching to one is one DevTools call, where a WebDriver switch
+    /// waits for chromedriver to take the tab over (tens of milliseconds per attempt and per tab),
+    /// and chromedriver's window list is never needed (`Target.getTargets` names the context's).
+    pub fn devtools_tabs(&self) -> bool {
+        self.devtools.is_some() && self.context.is_some()
+    }
+
+    /// The current tab's handle (its DevTools target id) when [`Session::devtools_tabs`].
+    pub fn current_tab(&self) -> Option<String> {
+        if !self.devtools_tabs() {
+            return None;
         }
+        self.page().map(|p| p.target)
+    }
+
+    /// Closes the tab `handle` of the attempt's context over DevTools.
+    pub async fn close_tab(&self, handle: &str) -> Result<(), BrowserError> {
+        let Some(conn) = &self.devtools else {
+            return Err(BrowserError::Session("closing a tab over DevTools needs the browser's socket".into()));
+        };
+        browser_call(conn, "Target.closeTarget", json!({"targetId": handle}), self.cfg.call_timeout).await?;
+        if let Ok(mut a) = self.attached.lock() {
+            a.remove(handle);
+        }
+        // Chrome answers before the tab is gone from its target list; WebDriver's close waits
+        // for that, and so does this (bounded by the call deadline).
+        let start = Instant::now();
+        while self.context_pages().await?.is_some_and(|pages| pages.iter().any(|p| p == handle)) {
+            if start.elapsed() >= self.cfg.call_timeout {
+                return Err(BrowserError::Timeout {
+                    what: format!("closing tab {handle}"),
+                    ms: self.cfg.call_timeout.as_millis(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(())
+    }
+
+    /// Attaches the browser's socket to WebDriver's current tab (when there is a socket).
+    async fn attach(&self) -> Result<(), BrowserError> {
+        if self.devtools.is_none() {
+            return self.enable_page().await;
+        }
+        let handle =
+            deadline("current window", self.cfg.call_timeout, async { self.client.window().await.map_err(cmd_error) })
+                .await?;
+        let target: String = handle.into();
+        self.attach_target(&target, true).await
+    }
+
+    /// Makes DevTools talk to the tab `target` (attached once per attempt, then remembered) and
+    /// enables what observation and settling listen to: Chrome keeps its accessibility tree alive
+    /// between observations instead of rebuilding it per call, and page events tell when a step is
+    /// done. With `relay_if_refused`, a tab that cannot be attached is left to chromedriver's relay
+    /// (WebDriver's current window is this tab); without it that is an error.
+    async fn attach_target(&self, target: &str, relay_if_refused: bool) -> Result<(), BrowserError> {
+        let Some(conn) = &self.devtools else { return self.enable_page().await };
+        let known = self.attached.lock().ok().and_then(|a| a.get(target).cloned());
+        if let Some(id) = known {
+            self.set_page(Some(Page { conn: conn.clone(), session: id, target: target.to_string() }));
+            return Ok(());
+        }
+        let params = json!({"targetId": target, "flatten": true});
+        let r = conn.call(None, "Target.attachToTarget", &params, self.cfg.call_timeout).await;
+        let refused = match r.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+            Ok(Ok(v)) => match v.get("sessionId").and_then(Value::as_str) {
+                Some(id) => {
+                    if let Ok(mut a) = self.attached.lock() {
+                        a.insert(target.to_string(), id.to_string());
+                    }
+                    self.set_page(Some(Page {
+                        conn: conn.clone(),
+                        session: id.to_string(),
+                        target: target.to_string(),
+                    }));
+                    None
+                }
+                None => Some("Target.attachToTarget gave no sessionId".to_string()),
+            },
+            Ok(Err(e)) => Some(format!("unreadable answer: {e}")),
+            Err(e) => Some(format!("{e:?}")),
+        };
+        if let Some(why) = refused {
+            if !relay_if_refused {
+                return Err(BrowserError::Cdp { cmd: "Target.attachToTarget".into(), message: why });
+            }
+            tracing::warn!(result = %why, "cannot attach to the tab; devtools go through chromedriver");
+            self.set_page(None);
+        }
+        self.enable_page().await
+    }
+
+    fn set_page(&self, page: Option<Page>) {
+        if let Ok(mut p) = self.page.lock() {
+            *p = page;
+        }
+    }
+
+    async fn enable_page(&self) -> Result<(), BrowserError> {
         for cmd in ["Page.enable", "Accessibility.enable"] {
             if let Err(e) = self.cdp(cmd, json!({})).await {
                 if e.is_fatal() {

@@ -8,7 +8,9 @@
 //!
 //! The observation starts with the tab list WebArena prints
 //! (`Tab 0 (current): Title | Tab 1: Other`); the scorer reads the current tab.
-//! Tabs are WebDriver windows (a window handle is its DevTools target id).
+//! A tab is named by its DevTools target id (which is also its WebDriver window handle). An
+//! attempt in a browser context of its own lists and switches its tabs over DevTools alone; one
+//! in the browser's default context, through WebDriver's windows.
 
 use std::time::Duration;
 
@@ -82,16 +84,18 @@ impl Tabs {
     /// Brings the list up to date: closed windows leave it, windows the page
     /// opened join its end. Returns the list.
     pub async fn sync(&self, session: &Session) -> Result<Vec<String>, BrowserError> {
-        let mut open: Vec<String> =
-            deadline("window handles", WINDOW_LIMIT, async { session.webdriver().windows().await.map_err(wd_error) })
-                .await?
-                .into_iter()
-                .map(String::from)
-                .collect();
-        // Chromedriver lists the windows of every browser context: the attempt's tabs are its own context's.
-        if let Some(own) = session.context_pages().await? {
-            open.retain(|h| own.contains(h));
-        }
+        // The attempt's tabs are its own browser context's pages. Without a context of its own,
+        // they are chromedriver's windows.
+        let open = match session.context_pages().await? {
+            Some(own) => own,
+            None => deadline("window handles", WINDOW_LIMIT, async {
+                session.webdriver().windows().await.map_err(wd_error)
+            })
+            .await?
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        };
         let mut order: Vec<String> = self.order().into_iter().filter(|h| open.contains(h)).collect();
         for h in open {
             if !order.contains(&h) {
@@ -135,8 +139,12 @@ impl Tabs {
             self.new_tab(session).await?;
             switch(session, &closing).await?;
         }
-        deadline("close tab", WINDOW_LIMIT, async { session.webdriver().close_window().await.map_err(wd_error) })
-            .await?;
+        if session.devtools_tabs() {
+            session.close_tab(&closing).await?;
+        } else {
+            deadline("close tab", WINDOW_LIMIT, async { session.webdriver().close_window().await.map_err(wd_error) })
+                .await?;
+        }
         let mut order = self.order();
         order.retain(|h| *h != closing);
         self.set_order(order);
@@ -186,6 +194,9 @@ impl Tabs {
 
 /// The current window's handle.
 async fn current(session: &Session) -> Result<String, BrowserError> {
+    if let Some(tab) = session.current_tab() {
+        return Ok(tab);
+    }
     deadline("current window", WINDOW_LIMIT, async { session.webdriver().window().await.map_err(wd_error) })
         .await
         .map(String::from)

@@ -92,41 +92,72 @@ async fn a_page_that_never_loads_ends_as_task_timeout_within_the_ceiling() {
     driver.shutdown().await;
 }
 
+/// Waits until the attempt has a browser and has taken a step or two, then sends SIGKILL to
+/// chromedriver alone, or with `group` to its process group (chromedriver and the browsers the
+/// worker started in it). Returns the pid killed.
+async fn kill_mid_attempt(driver: std::sync::Arc<Driver>, group: bool) -> u32 {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut pid = None;
+    for _ in 0..100 {
+        pid = driver.pid().await;
+        if pid.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let pid = pid.expect("chromedriver started");
+    let target = if group { format!("-{pid}") } else { pid.to_string() };
+    let status = std::process::Command::new("kill").args(["-KILL", "--", &target]).status().expect("kill");
+    assert!(status.success());
+    pid
+}
+
+fn slow_agent() -> skillshift_worker::runloop::AgentFactory {
+    Box::new(|_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
+        Ok(Box::new(SlowAgent { stop_at: 6, delay: Duration::from_millis(400) }))
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killing_chromedriver_mid_attempt_is_a_browser_error_and_the_next_attempt_succeeds() {
+async fn a_browser_killed_mid_attempt_is_a_browser_error_and_the_next_attempt_succeeds() {
     let (ctx, _dir) = context().await;
     let driver = std::sync::Arc::new(Driver::new(BrowserConfig::default()));
-    let uid = Uid::new(Site::Gitlab, Version::V1, 1);
-    let spec = common::spec(uid, Condition::Src, 1, 60_000, None);
-    let slow = || -> skillshift_worker::runloop::AgentFactory {
-        Box::new(|_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
-            Ok(Box::new(SlowAgent { stop_at: 6, delay: Duration::from_millis(400) }))
-        })
-    };
-    let (d2, ctx_ref) = (driver.clone(), &ctx);
-    let killer = async move {
-        // Wait until the attempt has a browser and has taken a step or two, then kill -9 chromedriver.
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let mut pid = None;
-        for _ in 0..100 {
-            pid = d2.pid().await;
-            if pid.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        let pid = pid.expect("chromedriver started");
-        let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().expect("kill");
-        assert!(status.success());
-    };
-    let (r, ()) = tokio::join!(run_attempt(ctx_ref, &driver, &spec, slow(), None, CancellationToken::new()), killer);
+    let spec = common::spec(Uid::new(Site::Gitlab, Version::V1, 1), Condition::Src, 1, 60_000, None);
+    let (r, _) = tokio::join!(
+        run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()),
+        kill_mid_attempt(driver.clone(), true)
+    );
     assert_eq!(r.outcome, Some(Outcome::Error), "{r:?}");
     assert_eq!(r.error.as_deref(), Some("browser"));
     common::validate(std::slice::from_ref(&r));
 
-    let r2 = run_attempt(&ctx, &driver, &spec, slow(), None, CancellationToken::new()).await;
+    let r2 = run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()).await;
     assert_eq!(r2.outcome, Some(Outcome::Success), "{r2:?}");
     assert_eq!(r2.answer.as_deref(), Some("kiwi"));
+    driver.shutdown().await;
+}
+
+/// An attempt's tabs are DevTools' alone: chromedriver dying under it costs no measurement, and
+/// the browser it leaves is not handed out again (both start anew for the next attempt).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromedriver_killed_mid_attempt_leaves_the_attempt_measured_and_is_replaced_with_its_browser() {
+    let (ctx, _dir) = context().await;
+    let driver = std::sync::Arc::new(Driver::new(BrowserConfig::default()));
+    let spec = common::spec(Uid::new(Site::Gitlab, Version::V1, 1), Condition::Src, 1, 60_000, None);
+    let (r, killed) = tokio::join!(
+        run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()),
+        kill_mid_attempt(driver.clone(), false)
+    );
+    assert_eq!(r.outcome, Some(Outcome::Success), "{r:?}");
+    assert_eq!(r.answer.as_deref(), Some("kiwi"));
+    common::validate(std::slice::from_ref(&r));
+
+    let session = driver.checkout().await.expect("a new browser");
+    assert_eq!(session.uses(), 0, "the browser of a dead chromedriver is not reused");
+    assert_ne!(driver.pid().await, Some(killed), "chromedriver was restarted");
+    driver.checkin(session).await;
+    let r2 = run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()).await;
+    assert_eq!(r2.outcome, Some(Outcome::Success), "{r2:?}");
     driver.shutdown().await;
 }
