@@ -179,7 +179,7 @@ async fn one_attempt_is_one_trace_across_coordinator_and_worker() {
         assert_eq!(otlp::ancestry(&trace, s)[1..], ["run", "attempt"], "{:?}", otlp::ancestry(&trace, s));
         assert!(s.str_attr("action").is_some_and(|a| !a.is_empty()), "{:?}", s.attributes);
     }
-    for phase in ["reset", "observe", "act", "score"] {
+    for phase in ["reset", "start", "observe", "act", "score"] {
         assert!(trace.iter().any(|s| s.name == phase), "no {phase} span: {names:?}");
     }
 

@@ -7,6 +7,7 @@
 //! └─ run             worker: parented on the assignment's traceparent
 //!    ├─ reset        site reset to its seeded state
 //!    ├─ login
+//!    ├─ start        the start page(s): tabs
 //!    ├─ step         one per agent step: step, action, error
 //!    │  ├─ observe
 //!    │  ├─ chat {model}   the LLM call (GenAI conventions, see `genai`)
@@ -120,6 +121,12 @@ pub fn reset(site: &str, version: &str) -> Span {
 /// Logging in to a site.
 pub fn login(site: &str) -> Span {
     tracing::info_span!("login", site = %site, error = Empty)
+}
+
+/// Opening the task's start page (and a tab for each further start URL): the first navigation
+/// of the attempt's fresh browser context.
+pub fn start(tabs: usize) -> Span {
+    tracing::info_span!("start", tabs = i64::try_from(tabs).unwrap_or(i64::MAX), error = Empty)
 }
 
 /// One agent step (0-based `index`); fill with [`record_step`].

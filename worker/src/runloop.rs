@@ -437,23 +437,17 @@ async fn drive(
     let modal_title = perturbation.profile.execution.interstitial.as_ref().map(|m| m.title.clone());
     // WebArena opens each of ` |AND| `-joined start URLs in a tab of its own.
     let start_urls: Vec<String> = start_url.split(" |AND| ").map(str::to_string).collect();
-    if let Err(e) = session.goto(&start_urls[0]).await {
-        return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
-    }
-    let tabs = match Tabs::adopt(session).await {
+    let start_span = spans::start(start_urls.len());
+    let tabs = match open_start(session, sites, task, uid, &start_urls).instrument(start_span.clone()).await {
         Ok(t) => t,
-        Err(e) => return browser_end(e),
-    };
-    let headers = if task.require_login { sites.login_headers(uid.site, uid.version) } else { Vec::new() };
-    if !headers.is_empty() {
-        // Auto-login headers hold for every tab of the attempt, as for every page of WebArena's context.
-        if let Err(e) = tabs.set_headers(session, &headers).await {
-            return browser_end(e);
+        Err(end) => {
+            if let End::Error { message, .. } = &end {
+                spans::record_error(&start_span, message);
+            }
+            return end;
         }
-    }
-    if let Err(e) = tabs.open_start_urls(session, &start_urls).await {
-        return if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) };
-    }
+    };
+    drop(start_span);
     if task.require_reset {
         sites.mark_dirty(uid.site, uid.version);
     }
@@ -677,6 +671,31 @@ async fn drive(
         Verdict::Fail => End::Scored { success: false },
         Verdict::Invalid(m) => err(ErrorReason::Evaluator, m),
     }
+}
+
+/// Opens the task's start page in the attempt's tab, then each further start URL in a tab of its
+/// own (WebArena's ` |AND| `), the first staying current; the attempt's tabs, or how it ended.
+async fn open_start(
+    session: &Session,
+    sites: &dyn SiteManager,
+    task: &Task,
+    uid: skillshift_common::Uid,
+    start_urls: &[String],
+) -> Result<Tabs, End> {
+    let Some(first) = start_urls.first() else { return Err(err(ErrorReason::Task, "the task has no start URL")) };
+    if let Err(e) = session.goto(first).await {
+        return Err(if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) });
+    }
+    let tabs = Tabs::adopt(session).await.map_err(browser_end)?;
+    let headers = if task.require_login { sites.login_headers(uid.site, uid.version) } else { Vec::new() };
+    if !headers.is_empty() {
+        // Auto-login headers hold for every tab of the attempt, as for every page of WebArena's context.
+        tabs.set_headers(session, &headers).await.map_err(browser_end)?;
+    }
+    if let Err(e) = tabs.open_start_urls(session, start_urls).await {
+        return Err(if e.is_fatal() { browser_end(e) } else { err(ErrorReason::Site, e.to_string()) });
+    }
+    Ok(tabs)
 }
 
 /// Signs in: with the site manager's session cookies when it has them, else
