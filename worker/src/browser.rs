@@ -376,9 +376,7 @@ impl Driver {
     pub async fn checkout(&self) -> Result<Session, BrowserError> {
         // An attempt's tabs need no chromedriver, but a kept browser is only handed out with a live
         // one (which ends its session): when it died, the browser goes and both start again.
-        if !self.driver_alive().await {
-            self.forget_idle();
-        }
+        self.ensure().await?;
         let idle = self.idle.lock().ok().and_then(|mut i| i.take());
         if let Some(idle) = idle {
             let mut session = Session {
@@ -491,12 +489,6 @@ impl Driver {
             }
         }
         Err(BrowserError::Driver(last))
-    }
-
-    /// Whether the chromedriver started last is still running.
-    async fn driver_alive(&self) -> bool {
-        let mut guard = self.proc.lock().await;
-        guard.as_mut().is_some_and(|p| matches!(p.child.try_wait(), Ok(None)))
     }
 
     /// The process id of the running chromedriver, if any (tests kill it).
@@ -874,32 +866,24 @@ impl Session {
             self.set_page(Some(Page { conn: conn.clone(), session: id, target: target.to_string() }));
             return Ok(());
         }
+        const CMD: &str = "Target.attachToTarget";
         let params = json!({"targetId": target, "flatten": true});
-        let r = conn.call(None, "Target.attachToTarget", &params, self.cfg.call_timeout).await;
-        let refused = match r.map(|raw| serde_json::from_str::<Value>(raw.get())) {
-            Ok(Ok(v)) => match v.get("sessionId").and_then(Value::as_str) {
-                Some(id) => {
-                    if let Ok(mut a) = self.attached.lock() {
-                        a.insert(target.to_string(), id.to_string());
-                    }
-                    self.set_page(Some(Page {
-                        conn: conn.clone(),
-                        session: id.to_string(),
-                        target: target.to_string(),
-                    }));
-                    None
+        let attached = browser_call(conn, CMD, params, self.cfg.call_timeout).await.and_then(|v| {
+            let id = v.get("sessionId").and_then(Value::as_str).map(str::to_string);
+            id.ok_or_else(|| BrowserError::Cdp { cmd: CMD.into(), message: "no sessionId in the answer".into() })
+        });
+        match attached {
+            Ok(id) => {
+                if let Ok(mut a) = self.attached.lock() {
+                    a.insert(target.to_string(), id.clone());
                 }
-                None => Some("Target.attachToTarget gave no sessionId".to_string()),
-            },
-            Ok(Err(e)) => Some(format!("unreadable answer: {e}")),
-            Err(e) => Some(format!("{e:?}")),
-        };
-        if let Some(why) = refused {
-            if !relay_if_refused {
-                return Err(BrowserError::Cdp { cmd: "Target.attachToTarget".into(), message: why });
+                self.set_page(Some(Page { conn: conn.clone(), session: id, target: target.to_string() }));
             }
-            tracing::warn!(result = %why, "cannot attach to the tab; devtools go through chromedriver");
-            self.set_page(None);
+            Err(e) if relay_if_refused => {
+                tracing::warn!(error = %e, "cannot attach to the tab; devtools go through chromedriver");
+                self.set_page(None);
+            }
+            Err(e) => return Err(e),
         }
         self.enable_page().await
     }
