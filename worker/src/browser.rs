@@ -250,16 +250,34 @@ struct BrowserProc {
 impl BrowserProc {
     /// Starts the browser on a DevTools port of its choosing, with one blank tab, and returns it
     /// with its debugger address (`127.0.0.1:PORT`, read from the profile's `DevToolsActivePort`)
-    /// once it listens, within the start deadline.
+    /// once it listens, within the start deadline; with [`devtools_pipe`], also the connection
+    /// over its DevTools pipe.
+    ///
+    /// The pipe is the browser's fds 3 and 4 (`--remote-debugging-pipe=cbor`). They are placed
+    /// by a shell that `exec`s the browser with its standard input and output moved there, so
+    /// no other process the worker starts inherits them (and no `unsafe` pre-exec hook is needed).
     async fn launch(
         cfg: &BrowserConfig,
         profile: &std::path::Path,
         group: u32,
-    ) -> Result<(BrowserProc, String), BrowserError> {
+    ) -> Result<(BrowserProc, String, Option<Connection>), BrowserError> {
         let group = i32::try_from(group).map_err(|_| BrowserError::Driver(format!("process group {group}")))?;
-        let mut cmd = tokio::process::Command::new(&cfg.chromium);
+        let pipe = devtools_pipe();
+        let mut cmd = if pipe {
+            let mut sh = tokio::process::Command::new("/bin/sh");
+            sh.arg("-c").arg(r#"exec "$0" "$@" 3<&0 4>&1 </dev/null >/dev/null"#).arg(&cfg.chromium);
+            sh.stdin(Stdio::piped()).stdout(Stdio::piped());
+            sh
+        } else {
+            let mut direct = tokio::process::Command::new(&cfg.chromium);
+            direct.stdin(Stdio::null()).stdout(Stdio::null());
+            direct
+        };
         if !is_headless_shell(&cfg.chromium) {
             cmd.arg("--headless=new");
+        }
+        if pipe {
+            cmd.arg("--remote-debugging-pipe=cbor");
         }
         cmd.args(CHROMIUM_FLAGS)
             .arg("--remote-debugging-port=0")
@@ -267,13 +285,15 @@ impl BrowserProc {
             .arg(format!("--window-size={},{}", cfg.window.0, cfg.window.1))
             .args(&cfg.extra_args)
             .arg("about:blank")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(group)
             .kill_on_drop(true);
-        let child =
+        let mut child =
             cmd.spawn().map_err(|e| BrowserError::Session(format!("cannot start {}: {e}", cfg.chromium.display())))?;
+        let conn = match (child.stdout.take(), child.stdin.take()) {
+            (Some(from_browser), Some(to_browser)) => Some(Connection::over_pipe(from_browser, to_browser)),
+            _ => None,
+        };
         let mut browser = BrowserProc { child };
         let port_file = profile.join("DevToolsActivePort");
         let listening = tokio::time::timeout(cfg.start_timeout, async {
@@ -294,7 +314,7 @@ impl BrowserProc {
         })
         .await;
         match listening {
-            Ok(Ok(address)) => Ok((browser, address)),
+            Ok(Ok(address)) => Ok((browser, address, conn)),
             Ok(Err(e)) => Err(e),
             Err(_) => {
                 let _ = browser.child.kill().await;
@@ -635,7 +655,7 @@ impl Session {
             .tempdir()
             .map_err(|e| BrowserError::Session(format!("cannot create a profile directory: {e}")))?;
         let group = driver.pid().await.ok_or_else(|| BrowserError::Driver("chromedriver is not running".into()))?;
-        let (browser, address) = BrowserProc::launch(&cfg, profile.path(), group).await?;
+        let (browser, address, pipe) = BrowserProc::launch(&cfg, profile.path(), group).await?;
         // Chromedriver attaches to the browser the worker started instead of starting one: it
         // passes Chromium no first page, and the headless shell opens none without one.
         let caps = json!({
@@ -654,7 +674,10 @@ impl Session {
                 .await
                 .map_err(|_| BrowserError::Timeout { what: "new session".into(), ms: cfg.start_timeout.as_millis() })?
                 .map_err(|e| BrowserError::Session(e.to_string()))?;
-        let devtools = open_devtools(&client, &cfg).await;
+        let devtools = match pipe {
+            Some(conn) => Some(Arc::new(conn)),
+            None => open_devtools(&client, &cfg).await,
+        };
         let mut session = Session {
             client,
             browser,
@@ -1356,6 +1379,14 @@ impl NavState {
     fn ended(&self) -> bool {
         self.stopped
     }
+}
+
+/// True when the worker speaks DevTools to the browsers it starts over their pipe, in CBOR (the
+/// default): Chrome then sends every answer in its own binary form instead of converting it to
+/// JSON, which was a quarter of an accessibility tree's time (`docs/performance.md`).
+/// `SKILLSHIFT_DEVTOOLS=websocket` uses the browser's WebSocket instead, `chromedriver` its relay.
+fn devtools_pipe() -> bool {
+    !std::env::var("SKILLSHIFT_DEVTOOLS").is_ok_and(|v| v == "chromedriver" || v == "websocket")
 }
 
 /// Opens the browser's own DevTools socket from the session's `goog:chromeOptions.debuggerAddress`;

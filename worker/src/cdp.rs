@@ -1,4 +1,6 @@
-//! Chrome DevTools over the browser's own WebSocket.
+//! Chrome DevTools over the browser's own WebSocket, or over the pipe of a browser the worker
+//! started itself (`--remote-debugging-pipe=cbor`: the browser's own binary form, which spares
+//! it converting every answer to JSON; [`cbor`]).
 //!
 //! One [`Connection`] per browser carries every command of every page session
 //! (flat mode: `Target.attachToTarget` with `flatten`, each message tagged with
@@ -17,9 +19,12 @@ use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+
+pub mod cbor;
 
 /// The largest DevTools message accepted (a 5,000-node accessibility tree is a few MB).
 const MAX_MESSAGE: usize = 256 << 20;
@@ -76,9 +81,9 @@ impl Shared {
     }
 }
 
-/// One WebSocket to a browser. Dropping it closes the socket.
+/// One WebSocket or pipe to a browser. Dropping it closes the socket or pipe.
 pub struct Connection {
-    out: mpsc::Sender<String>,
+    out: mpsc::Sender<Value>,
     shared: Arc<Shared>,
     tasks: skillshift_tasks::TaskCenter,
 }
@@ -119,14 +124,7 @@ impl Connection {
                 .await
                 .map_err(|_| CallError::Timeout(limit.as_millis()))?
                 .map_err(|e| CallError::Lost(format!("cannot open {ws_url}: {e}")))?;
-        let shared = Arc::new(Shared {
-            next: AtomicU64::new(1),
-            pending: Mutex::new(HashMap::new()),
-            listeners: Mutex::new(HashMap::new()),
-            lost: Mutex::new(None),
-        });
-        let (out, mut rx) = mpsc::channel::<String>(OUTBOX);
-        let tasks = skillshift_tasks::TaskCenter::new("devtools");
+        let (shared, out, mut rx, tasks) = Self::parts();
         let s = shared.clone();
         tasks.spawn("devtools-socket", move |token| async move {
             let (mut sink, mut stream) = ws.split();
@@ -136,9 +134,9 @@ impl Connection {
                         let _ = tokio::time::timeout(Duration::from_millis(200), sink.close()).await;
                         break "the connection was closed".to_string();
                     }
-                    text = rx.recv() => {
-                        let Some(text) = text else { break "the connection was dropped".to_string() };
-                        if let Err(e) = sink.send(Message::text(text)).await {
+                    msg = rx.recv() => {
+                        let Some(msg) = msg else { break "the connection was dropped".to_string() };
+                        if let Err(e) = sink.send(Message::text(msg.to_string())).await {
                             break format!("write failed: {e}");
                         }
                     }
@@ -158,6 +156,54 @@ impl Connection {
             s.lose(&why);
         });
         Ok(Connection { out, shared, tasks })
+    }
+
+    /// Speaks DevTools in CBOR over the pipe of a browser started with
+    /// `--remote-debugging-pipe=cbor`: `to_browser` is its fd 3, `from_browser` its fd 4. Each
+    /// message is one envelope ([`cbor::HEADER`] and its length); one over [`MAX_MESSAGE`], or
+    /// bytes that are not an envelope, end the connection.
+    pub fn over_pipe<R, W>(mut from_browser: R, mut to_browser: W) -> Connection
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (shared, out, mut rx, tasks) = Self::parts();
+        let s = shared.clone();
+        tasks.spawn("devtools-pipe-in", move |token| async move {
+            let why = tokio::select! {
+                _ = token.cancelled() => "the connection was closed".to_string(),
+                why = read_pipe(&mut from_browser, &s) => why,
+            };
+            s.lose(&why);
+        });
+        let s = shared.clone();
+        tasks.spawn("devtools-pipe-out", move |token| async move {
+            let why = loop {
+                tokio::select! {
+                    _ = token.cancelled() => break "the connection was closed".to_string(),
+                    msg = rx.recv() => {
+                        let Some(msg) = msg else { break "the connection was dropped".to_string() };
+                        if let Err(e) = to_browser.write_all(&cbor::encode(&msg)).await {
+                            break format!("write failed: {e}");
+                        }
+                    }
+                }
+            };
+            s.lose(&why);
+        });
+        Connection { out, shared, tasks }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn parts() -> (Arc<Shared>, mpsc::Sender<Value>, mpsc::Receiver<Value>, skillshift_tasks::TaskCenter) {
+        let shared = Arc::new(Shared {
+            next: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(HashMap::new()),
+            lost: Mutex::new(None),
+        });
+        let (out, rx) = mpsc::channel::<Value>(OUTBOX);
+        (shared, out, rx, skillshift_tasks::TaskCenter::new("devtools"))
     }
 
     /// True once the socket is gone.
@@ -186,7 +232,7 @@ impl Connection {
             p.insert(id, tx);
         }
         let answer = tokio::time::timeout(limit, async {
-            self.out.send(msg.to_string()).await.map_err(|_| CallError::Lost("the socket task ended".into()))?;
+            self.out.send(msg).await.map_err(|_| CallError::Lost("the socket task ended".into()))?;
             rx.await.map_err(|_| CallError::Lost("the socket task ended".into()))?
         })
         .await;
@@ -204,6 +250,33 @@ impl Connection {
             l.insert(id, (session.map(str::to_string), tx));
         }
         Events { rx, id, shared: self.shared.clone() }
+    }
+}
+
+/// Reads envelopes from the browser's pipe and dispatches them until it fails; returns why.
+async fn read_pipe<R: tokio::io::AsyncRead + Unpin>(from_browser: &mut R, shared: &Shared) -> String {
+    let mut header = [0u8; cbor::HEADER];
+    loop {
+        if let Err(e) = from_browser.read_exact(&mut header).await {
+            return match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => "the browser closed the pipe".to_string(),
+                _ => format!("read failed: {e}"),
+            };
+        }
+        let len = match cbor::envelope_len(&header) {
+            Ok(len) if len <= MAX_MESSAGE => len,
+            Ok(len) => return format!("a message of {len} bytes, over the {MAX_MESSAGE} allowed"),
+            Err(e) => return e.to_string(),
+        };
+        let mut frame = vec![0u8; cbor::HEADER + len];
+        frame[..cbor::HEADER].copy_from_slice(&header);
+        if let Err(e) = from_browser.read_exact(&mut frame[cbor::HEADER..]).await {
+            return format!("read failed: {e}");
+        }
+        match cbor::to_json(&frame) {
+            Ok(text) => dispatch(shared, &text),
+            Err(e) => return e.to_string(),
+        }
     }
 }
 
