@@ -147,14 +147,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let shots = skillshift_telemetry::metrics::WorkerMetrics::global().screenshot_totals();
     if shots.taken + shots.reused > 0 {
-        // The share of the slots' time: what the screenshots cost the sweep's wall time.
+        // The share of the slots' time the steps waited for screenshots: what they cost the sweep's wall time.
         let slot_seconds = done.elapsed.as_secs_f64() * f64::from(args.workers * args.slots);
         eprintln!(
-            "trajectory screenshots: {} taken in {:.1} s, {:.1}% of the {} slots' time; {} steps kept the previous \
-             one of an unchanged page",
+            "trajectory screenshots: {} taken in {:.1} s, of which the steps waited {:.1} s, {:.1}% of the {} slots' \
+             time; {} steps kept the previous one of an unchanged page",
             shots.taken,
             shots.seconds,
-            100.0 * shots.seconds / slot_seconds.max(f64::EPSILON),
+            shots.wait_seconds,
+            100.0 * shots.wait_seconds / slot_seconds.max(f64::EPSILON),
             args.workers * args.slots,
             shots.reused
         );

@@ -409,6 +409,30 @@ pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
     Err(last.unwrap_or(BrowserError::Cdp { cmd: "Accessibility.getFullAXTree".into(), message: "no tree".into() }))
 }
 
+/// The nodes of one role in the current page's accessibility tree (Chrome's
+/// `Accessibility.queryAXTree` from the document), ignored ones included as in the full tree:
+/// a few nodes instead of the whole tree, for a locator that only counts its matches.
+/// `None` when the page has a frame, whose document `queryAXTree` would walk into while the full
+/// tree stops at it: the caller then reads the full tree.
+pub async fn fetch_role(session: &Session, role: &str) -> Result<Option<AxTree>, BrowserError> {
+    const GROUP: &str = "skillshift-locator";
+    const CMD: &str = "Accessibility.queryAXTree";
+    let doc = session
+        .cdp(
+            "Runtime.evaluate",
+            json!({"expression": "document.querySelector('iframe, frame, object, embed') ? null : document", "objectGroup": GROUP}),
+        )
+        .await?;
+    let Some(object) = doc.pointer("/result/objectId").and_then(Value::as_str) else { return Ok(None) };
+    let answer = session.cdp_raw_within(CMD, json!({"objectId": object, "role": role}), session.call_timeout()).await;
+    // The document's handle is let go whatever the answer; a failure here leaks one handle until
+    // the next navigation, nothing more.
+    let _ = session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": GROUP})).await;
+    let tree = AxTree::from_json(answer?.get())
+        .map_err(|e| BrowserError::Cdp { cmd: CMD.into(), message: format!("unreadable nodes: {e}") })?;
+    Ok(Some(tree))
+}
+
 /// One observation of the current page.
 pub async fn observe(session: &Session) -> Result<Snapshot, BrowserError> {
     // One socket carries all three: URL, title and the document's identity come back while

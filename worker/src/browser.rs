@@ -447,26 +447,48 @@ impl Driver {
     /// it has served [`BrowserConfig::reuse`] attempts or when the context
     /// cannot be disposed.
     pub async fn checkin(&self, session: Session) {
+        self.checkin_beside(session, async |_| {}).await;
+    }
+
+    /// [`Driver::checkin`], running `beside` on the attempt's page first (a last screenshot): with
+    /// a context per attempt, while the browser makes the next attempt's context. Returns how long
+    /// `beside` kept the checkin waiting beyond that (all of its time where nothing ran beside it).
+    pub async fn checkin_beside(&self, session: Session, beside: impl AsyncFnOnce(&Session)) -> Duration {
         let uses = session.uses + 1;
+        let alone = async |session: &Session| {
+            let started = Instant::now();
+            beside(session).await;
+            started.elapsed()
+        };
         if uses >= self.cfg.reuse.max(1) {
+            let waited = alone(&session).await;
             session.close().await;
-            return;
+            return waited;
         }
         let contexts = session.context.is_some();
         let mut spare = None;
+        let waited;
         if contexts {
+            // Made now, the next attempt's context and tab are ready by its checkout, where only
+            // DevTools attach to the tab; made beside `beside`, which still reads this attempt's tab.
+            let made = async {
+                let started = Instant::now();
+                (session.make_context().await, started.elapsed())
+            };
+            let ((made, made_in), beside_in) = tokio::join!(made, alone(&session));
+            waited = beside_in.saturating_sub(made_in);
             let span = tracing::info_span!("dispose_context");
             if let Err(e) = tracing::Instrument::instrument(session.leave_context(), span).await {
                 tracing::warn!(error = %e, "could not dispose the attempt's browser context; closing the browser");
                 session.close().await;
-                return;
+                return waited;
             }
-            // Made now, the next attempt's context and tab are ready by its checkout, where only
-            // DevTools attach to the tab.
-            match session.make_context().await {
+            match made {
                 Ok(s) => spare = Some(s),
                 Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
             }
+        } else {
+            waited = alone(&session).await;
         }
         let Session { client, browser, devtools, profile, touched, .. } = session;
         let touched = touched.into_inner().unwrap_or_default();
@@ -477,6 +499,7 @@ impl Driver {
         if let Some(old) = replaced {
             end_browser(old.client, old.browser, old.devtools.as_deref()).await;
         }
+        waited
     }
 
     pub fn config(&self) -> &BrowserConfig {
@@ -937,6 +960,17 @@ impl Session {
         self.page().is_some()
     }
 
+    /// What carries the session's DevTools: `pipe` (CBOR, the default for the browsers the
+    /// worker starts) or `websocket`; `None` when chromedriver relays them.
+    pub fn devtools_transport(&self) -> Option<&'static str> {
+        self.devtools.as_ref().map(|c| c.transport())
+    }
+
+    /// The browser's DevTools HTTP address (`127.0.0.1:PORT`), as the WebDriver session reports it.
+    pub fn debugger_address(&self) -> Option<String> {
+        debugger_address(&self.client)
+    }
+
     /// Makes a kept browser as good as new for the next attempt: a new tab
     /// replaces every open one (so history, session storage and injected
     /// scripts are gone), then cookies, cache and the storage of `origins`
@@ -1381,6 +1415,15 @@ impl NavState {
     }
 }
 
+fn debugger_address(client: &Client) -> Option<String> {
+    client
+        .capabilities()
+        .and_then(|c| c.get("goog:chromeOptions"))
+        .and_then(|o| o.get("debuggerAddress"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
 /// True when the worker speaks DevTools to the browsers it starts over their pipe, in CBOR (the
 /// default): Chrome then sends every answer in its own binary form instead of converting it to
 /// JSON, which was a quarter of an accessibility tree's time (`docs/performance.md`).
@@ -1396,13 +1439,7 @@ async fn open_devtools(client: &Client, cfg: &BrowserConfig) -> Option<Arc<Conne
     if std::env::var("SKILLSHIFT_DEVTOOLS").is_ok_and(|v| v == "chromedriver") {
         return None;
     }
-    let address = client
-        .capabilities()
-        .and_then(|c| c.get("goog:chromeOptions"))
-        .and_then(|o| o.get("debuggerAddress"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let Some(address) = address else {
+    let Some(address) = debugger_address(client) else {
         tracing::warn!("the session reports no debuggerAddress; devtools go through chromedriver");
         return None;
     };

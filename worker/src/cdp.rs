@@ -85,6 +85,7 @@ impl Shared {
 pub struct Connection {
     out: mpsc::Sender<Value>,
     shared: Arc<Shared>,
+    transport: &'static str,
     tasks: skillshift_tasks::TaskCenter,
 }
 
@@ -155,7 +156,7 @@ impl Connection {
             };
             s.lose(&why);
         });
-        Ok(Connection { out, shared, tasks })
+        Ok(Connection { out, shared, tasks, transport: "websocket" })
     }
 
     /// Speaks DevTools in CBOR over the pipe of a browser started with
@@ -191,7 +192,7 @@ impl Connection {
             };
             s.lose(&why);
         });
-        Connection { out, shared, tasks }
+        Connection { out, shared, tasks, transport: "pipe" }
     }
 
     #[allow(clippy::type_complexity)]
@@ -204,6 +205,11 @@ impl Connection {
         });
         let (out, rx) = mpsc::channel::<Value>(OUTBOX);
         (shared, out, rx, skillshift_tasks::TaskCenter::new("devtools"))
+    }
+
+    /// What carries the messages: `pipe` (CBOR) or `websocket` (JSON).
+    pub fn transport(&self) -> &'static str {
+        self.transport
     }
 
     /// True once the socket is gone.

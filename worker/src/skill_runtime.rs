@@ -16,7 +16,7 @@ use serde_json::json;
 use skillshift_common::skills::{Skill, Step, Target};
 
 use crate::actions::{self, ActError};
-use crate::axtree::{fetch_tree, AxTree};
+use crate::axtree::{fetch_role, fetch_tree, AxTree};
 use crate::browser::{BrowserError, Session};
 
 /// How long a locator keeps looking for an element that is not there yet, on a
@@ -72,13 +72,28 @@ fn describe(t: &Target) -> String {
     }
 }
 
+/// The nodes a target is resolved among: for a target without `nth`, whose answer depends only on
+/// how many elements match, the nodes of its role ([`fetch_role`]); else, or on a page with
+/// frames, the whole tree, whose order `nth` counts in.
+async fn candidates(session: &Session, target: &Target) -> Result<AxTree, BrowserError> {
+    if target.nth.is_none() {
+        match fetch_role(session, &target.role).await {
+            Ok(Some(tree)) => return Ok(tree),
+            Err(e) if e.is_fatal() => return Err(e),
+            // A frame on the page, or a document replaced mid-call: the full tree, with its retries.
+            Ok(None) | Err(_) => {}
+        }
+    }
+    fetch_tree(session).await
+}
+
 /// Resolves a target to one element, waiting up to the session's locator grace
 /// ([`Session::locator_grace`]) for it to appear; with none, the first look decides.
 pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError> {
     let grace = session.locator_grace();
     let start = std::time::Instant::now();
     loop {
-        let tree = fetch_tree(session).await.map_err(ActError::from)?;
+        let tree = candidates(session, target).await.map_err(ActError::from)?;
         let found = matches(&tree, target);
         let pick = match (found.len(), target.nth) {
             (0, _) => None,
@@ -103,8 +118,7 @@ pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError
         if start.elapsed() >= grace {
             return Err(ActError::Failed(format!("no element matches {}", describe(target))));
         }
-        // One more look when the grace is over: each look fetches the whole
-        // accessibility tree, the costliest call a step makes.
+        // One more look when the grace is over: each look asks Chrome for the tree.
         tokio::time::sleep(grace.saturating_sub(start.elapsed()).max(Duration::from_millis(20))).await;
     }
 }

@@ -197,3 +197,73 @@ async fn scroll_offsets_tell_a_scrolled_page_from_the_same_page_unmoved() {
     s.close().await;
     driver.shutdown().await;
 }
+
+/// A page whose tree holds text that is not ASCII (sent by Chrome as UTF-16 over the pipe),
+/// numbers, booleans and nested lists.
+const MIXED: &str = r#"<!doctype html><title>Grüße — 東京 😀</title>
+<h1>Café «crème»</h1><p>Ünïcödé and "quotes" and \back\slash</p>
+<label>Qty <input type="number" value="3" min="1" max="9"></label>
+<label><input type="checkbox" checked> Agree</label>
+<select><option>α</option><option selected>β</option></select>
+<details open><summary>More</summary><ul><li>one</li><li>two</li></ul></details>
+<table><tr><th>k</th><th>v</th></tr><tr><td>π</td><td>3.14159</td></tr></table>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pipe_speaks_cbor_and_answers_as_the_websocket_does() {
+    if std::env::var("SKILLSHIFT_DEVTOOLS").is_ok() {
+        eprintln!("skipped: SKILLSHIFT_DEVTOOLS chooses another transport");
+        return;
+    }
+    let app = axum::Router::new().route("/", get(|| async { Html(MIXED) }));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let driver = Driver::new(BrowserConfig::default());
+    let s = Session::open(&driver).await.unwrap();
+    assert_eq!(s.devtools_transport(), Some("pipe"), "the worker's own browser is spoken to over its pipe");
+    s.goto(&format!("{base}/")).await.unwrap();
+
+    // The same page read over the browser's WebSocket, from a second client attached to the same tab.
+    let address = s.debugger_address().unwrap();
+    let limit = Duration::from_secs(10);
+    let ws = skillshift_worker::cdp::Connection::connect(
+        &skillshift_worker::cdp::browser_ws_url(&address, limit).await.unwrap(),
+        limit,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.transport(), "websocket");
+    let target = s.cdp("Target.getTargetInfo", serde_json::json!({})).await.unwrap()["targetInfo"]["targetId"].clone();
+    let attached = ws
+        .call(None, "Target.attachToTarget", &serde_json::json!({"targetId": target, "flatten": true}), limit)
+        .await
+        .unwrap();
+    let ws_session =
+        serde_json::from_str::<serde_json::Value>(attached.get()).unwrap()["sessionId"].as_str().unwrap().to_string();
+    let over_ws = |method: &'static str, params: serde_json::Value| {
+        let (ws, ws_session) = (&ws, ws_session.clone());
+        async move {
+            let raw = ws.call(Some(&ws_session), method, &params, limit).await.unwrap();
+            serde_json::from_str::<serde_json::Value>(raw.get()).unwrap()
+        }
+    };
+
+    // Every answer the harness reads, equal to the letter: the tree (names, values, properties,
+    // child lists), a script's value with every JSON type, and the document's text.
+    let tree = s.cdp("Accessibility.getFullAXTree", serde_json::json!({})).await.unwrap();
+    assert!(tree["nodes"].as_array().unwrap().len() > 30, "{tree}");
+    assert_eq!(tree, over_ws("Accessibility.getFullAXTree", serde_json::json!({})).await);
+    let expr = serde_json::json!({"expression": "[document.title, 1, -2, 2.5, 2 ** 40, true, null, {a: [document.querySelector('p').textContent]}]", "returnByValue": true});
+    let value = s.cdp("Runtime.evaluate", expr.clone()).await.unwrap();
+    assert_eq!(value, over_ws("Runtime.evaluate", expr).await);
+    assert_eq!(value["result"]["value"][0], "Grüße — 東京 😀");
+    // A command carrying text that is not ASCII reaches the page intact.
+    s.eval("document.title = 'Ωmega \"q\" \\\\ 😀'").await.unwrap();
+    assert_eq!(s.title().await.unwrap(), "Ωmega \"q\" \\ 😀");
+    // Binary data (a screenshot) arrives as the bytes of a PNG.
+    assert!(s.screenshot().await.unwrap().starts_with(b"\x89PNG\r\n\x1a\n"));
+
+    drop(ws);
+    s.close().await;
+    driver.shutdown().await;
+}

@@ -54,6 +54,7 @@ pub struct WorkerMetrics {
     llm_latency: Family<ModelLabel, Histogram, fn() -> Histogram>,
     screenshots: Counter,
     screenshot_seconds: Counter<f64, AtomicU64>,
+    screenshot_wait_seconds: Counter<f64, AtomicU64>,
     screenshots_reused: Counter,
 }
 
@@ -64,6 +65,9 @@ pub struct ScreenshotTotals {
     pub taken: u64,
     /// The time they took, summed over the attempts that took them.
     pub seconds: f64,
+    /// The part of that time their steps waited for them: a screenshot taken beside the step's
+    /// observation or its agent's reply costs the step only the time it outlasts them.
+    pub wait_seconds: f64,
     /// Steps that kept the attempt's previous screenshot instead (the same page, unchanged).
     pub reused: u64,
 }
@@ -94,6 +98,7 @@ impl WorkerMetrics {
             llm_latency: Family::new_with_constructor(llm_histogram as fn() -> Histogram),
             screenshots: Counter::default(),
             screenshot_seconds: Counter::default(),
+            screenshot_wait_seconds: Counter::default(),
             screenshots_reused: Counter::default(),
         };
         let mut r = Registry::with_prefix("skillshift_worker");
@@ -106,6 +111,11 @@ impl WorkerMetrics {
         r.register("llm_latency_seconds", "LLM chat call latency, by model", m.llm_latency.clone());
         r.register("screenshots", "Trajectory screenshots taken from the browser", m.screenshots.clone());
         r.register("screenshot_seconds", "Time spent taking trajectory screenshots", m.screenshot_seconds.clone());
+        r.register(
+            "screenshot_wait_seconds",
+            "Of that time, what the steps waited for (a screenshot beside the observation or the agent's reply costs only what it outlasts them)",
+            m.screenshot_wait_seconds.clone(),
+        );
         r.register(
             "screenshots_reused",
             "Steps that kept the attempt's previous screenshot of the same, unchanged page",
@@ -145,10 +155,11 @@ impl WorkerMetrics {
         self.llm_tokens.get_or_create(&TokenLabels { model: model_s, r#type: "output".into() }).inc_by(output_tokens);
     }
 
-    /// A trajectory screenshot was taken from the browser in `took`.
-    pub fn screenshot(&self, took: Duration) {
+    /// A trajectory screenshot was taken from the browser in `took`, of which its step waited `waited`.
+    pub fn screenshot(&self, took: Duration, waited: Duration) {
         self.screenshots.inc();
         self.screenshot_seconds.inc_by(secs(took));
+        self.screenshot_wait_seconds.inc_by(secs(waited.min(took)));
     }
 
     /// A step kept the attempt's previous screenshot instead of taking one.
@@ -160,6 +171,7 @@ impl WorkerMetrics {
         ScreenshotTotals {
             taken: self.screenshots.get(),
             seconds: self.screenshot_seconds.get(),
+            wait_seconds: self.screenshot_wait_seconds.get(),
             reused: self.screenshots_reused.get(),
         }
     }

@@ -144,7 +144,11 @@ impl Reader<'_> {
     }
 
     fn take(&mut self, n: usize) -> Result<&[u8], CborError> {
-        let end = self.at.checked_add(n).filter(|e| *e <= self.bytes.len()).ok_or_else(|| self.error("the message ends early"))?;
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|e| *e <= self.bytes.len())
+            .ok_or_else(|| self.error("the message ends early"))?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
@@ -215,13 +219,15 @@ impl Reader<'_> {
                     return Err(self.error("UTF-16 text of an odd number of bytes"));
                 }
                 let units: Vec<u16> = self.take(n)?.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-                let text: String = char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect();
+                let text: String =
+                    char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect();
                 string(&text, out);
             }
             (3, _) => {
                 let n = self.len(info)?;
                 let at = self.at;
-                let text = std::str::from_utf8(self.take(n)?).map_err(|e| CborError { at, what: format!("text: {e}") })?;
+                let text =
+                    std::str::from_utf8(self.take(n)?).map_err(|e| CborError { at, what: format!("text: {e}") })?;
                 string(text, out);
             }
             (7, 0xf4) => out.push_str("false"),
@@ -229,13 +235,7 @@ impl Reader<'_> {
             (7, 0xf6) => out.push_str("null"),
             (7, 0xfb) => {
                 let raw = self.take(8)?;
-                let f = f64::from_be_bytes(raw.try_into().unwrap_or_default());
-                match serde_json::Number::from_f64(f) {
-                    Some(n) => {
-                        let _ = write!(out, "{n}");
-                    }
-                    None => out.push_str("null"),
-                }
+                number(f64::from_be_bytes(raw.try_into().unwrap_or_default()), out);
             }
             _ => return Err(self.error(format!("unexpected initial byte 0x{first:02x}"))),
         }
@@ -273,6 +273,22 @@ impl Reader<'_> {
         }
         out.push(if map { '}' } else { ']' });
         Ok(())
+    }
+}
+
+/// A double as Chrome's JSON writes it: a whole number in the 64-bit range without a fraction
+/// (JavaScript's `1` is a double in CBOR and `1` in JSON), NaN and the infinities as `null`.
+fn number(f: f64, out: &mut String) {
+    const RANGE: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if f.is_finite() && f.fract() == 0.0 && (-RANGE..RANGE).contains(&f) {
+        let _ = write!(out, "{}", f as i64);
+        return;
+    }
+    match serde_json::Number::from_f64(f) {
+        Some(n) => {
+            let _ = write!(out, "{n}");
+        }
+        None => out.push_str("null"),
     }
 }
 
@@ -324,7 +340,7 @@ mod tests {
         let v: Value = serde_json::from_str(&text).expect("json");
         assert_eq!(
             v,
-            json!({"id": 6, "result": {"result": {"type": "object", "value": [1, -2, 3.5, "é€😀", "abc", true, null, 2147483648.0]}},
+            json!({"id": 6, "result": {"result": {"type": "object", "value": [1, -2, 3.5, "é€😀", "abc", true, null, 2147483648i64]}},
                    "sessionId": "5FD97BA78D70D331F89EF5CA36BA1FEC"})
         );
         assert_eq!(envelope_len(CHROME_EVALUATE), Ok(CHROME_EVALUATE.len() - HEADER));
@@ -338,14 +354,14 @@ mod tests {
         assert_eq!(bytes[..3], ENVELOPE);
         assert_eq!(envelope_len(&bytes), Ok(bytes.len() - HEADER));
         let back: Value = serde_json::from_str(&to_json(&bytes).expect("decodes")).expect("json");
-        let mut want = cmd.clone();
-        want["params"]["big"] = json!(4294967296.0);
-        assert_eq!(back, want);
+        assert_eq!(back, cmd, "a whole number sent as a double reads back whole, as in Chrome's JSON");
     }
 
     #[test]
     fn binary_data_becomes_base64_as_chromes_json_says_it() {
-        for (data, b64) in [(&b""[..], ""), (b"f", "Zg=="), (b"fo", "Zm8="), (b"foo", "Zm9v"), (b"\x89PNG\r\n", "iVBORw0K")] {
+        for (data, b64) in
+            [(&b""[..], ""), (b"f", "Zg=="), (b"fo", "Zm8="), (b"foo", "Zm9v"), (b"\x89PNG\r\n", "iVBORw0K")]
+        {
             let mut msg = vec![0xbf, 0x64];
             msg.extend(b"data");
             msg.push(TAG_BINARY);
@@ -353,6 +369,25 @@ mod tests {
             msg.extend(data);
             msg.push(STOP);
             assert_eq!(to_json(&msg).expect("decodes"), format!("{{\"data\":\"{b64}\"}}"));
+        }
+    }
+
+    #[test]
+    fn doubles_read_as_chromes_json_writes_them() {
+        for (f, text) in
+            [(1.0, "1"), (-0.0, "0"), (-3.0, "-3"), (1e15, "1000000000000000"), (2.5, "2.5"), (1e300, "1e300")]
+        {
+            let mut msg = vec![0xfb];
+            msg.extend(f64::to_be_bytes(f));
+            let got = to_json(&msg).expect("a double");
+            let (want, parsed): (Value, Value) =
+                (serde_json::from_str(text).unwrap(), serde_json::from_str(&got).unwrap());
+            assert_eq!(parsed, want, "{f} read as {got}");
+        }
+        for f in [f64::NAN, f64::INFINITY] {
+            let mut msg = vec![0xfb];
+            msg.extend(f64::to_be_bytes(f));
+            assert_eq!(to_json(&msg).expect("a double"), "null");
         }
     }
 
@@ -367,7 +402,8 @@ mod tests {
         assert!(to_json(&bad_len).is_err());
         assert!(to_json(&[0xbf, 0x01, 0x02, 0xff]).is_err(), "a key that is not text");
         assert!(to_json(&[0xc0]).is_err(), "an unknown tag");
-        let deep: Vec<u8> = std::iter::repeat_n(ARRAY_START, MAX_DEPTH + 2).chain(std::iter::repeat_n(STOP, MAX_DEPTH + 2)).collect();
+        let deep: Vec<u8> =
+            std::iter::repeat_n(ARRAY_START, MAX_DEPTH + 2).chain(std::iter::repeat_n(STOP, MAX_DEPTH + 2)).collect();
         assert!(to_json(&deep).unwrap_err().what.contains("deeper"));
         assert!(envelope_len(&[0xd8, 0x18]).is_err());
     }
