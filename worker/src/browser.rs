@@ -447,48 +447,26 @@ impl Driver {
     /// it has served [`BrowserConfig::reuse`] attempts or when the context
     /// cannot be disposed.
     pub async fn checkin(&self, session: Session) {
-        self.checkin_beside(session, async |_| {}).await;
-    }
-
-    /// [`Driver::checkin`], running `beside` on the attempt's page first (a last screenshot): with
-    /// a context per attempt, while the browser makes the next attempt's context. Returns how long
-    /// `beside` kept the checkin waiting beyond that (all of its time where nothing ran beside it).
-    pub async fn checkin_beside(&self, session: Session, beside: impl AsyncFnOnce(&Session)) -> Duration {
         let uses = session.uses + 1;
-        let alone = async |session: &Session| {
-            let started = Instant::now();
-            beside(session).await;
-            started.elapsed()
-        };
         if uses >= self.cfg.reuse.max(1) {
-            let waited = alone(&session).await;
             session.close().await;
-            return waited;
+            return;
         }
         let contexts = session.context.is_some();
         let mut spare = None;
-        let waited;
         if contexts {
-            // Made now, the next attempt's context and tab are ready by its checkout, where only
-            // DevTools attach to the tab; made beside `beside`, which still reads this attempt's tab.
-            let made = async {
-                let started = Instant::now();
-                (session.make_context().await, started.elapsed())
-            };
-            let ((made, made_in), beside_in) = tokio::join!(made, alone(&session));
-            waited = beside_in.saturating_sub(made_in);
             let span = tracing::info_span!("dispose_context");
             if let Err(e) = tracing::Instrument::instrument(session.leave_context(), span).await {
                 tracing::warn!(error = %e, "could not dispose the attempt's browser context; closing the browser");
                 session.close().await;
-                return waited;
+                return;
             }
-            match made {
+            // Made now, the next attempt's context and tab are ready by its checkout, where only
+            // DevTools attach to the tab.
+            match session.make_context().await {
                 Ok(s) => spare = Some(s),
                 Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
             }
-        } else {
-            waited = alone(&session).await;
         }
         let Session { client, browser, devtools, profile, touched, .. } = session;
         let touched = touched.into_inner().unwrap_or_default();
@@ -499,7 +477,6 @@ impl Driver {
         if let Some(old) = replaced {
             end_browser(old.client, old.browser, old.devtools.as_deref()).await;
         }
-        waited
     }
 
     pub fn config(&self) -> &BrowserConfig {

@@ -169,11 +169,6 @@ impl Capture {
         });
     }
 
-    /// Whether the attempt has a screenshot a later page could reuse ([`Capture::reuse_screenshot`]).
-    pub fn has_last_shot(&self) -> bool {
-        self.last_shot.is_some()
-    }
-
     /// Whether the pending step shows the page of the attempt's last screenshot, unchanged (the same
     /// address, observation and scroll offsets `scroll`): then that screenshot is the step's, and
     /// none is taken. An agent retrying on a page that did not move is shown the same page again.

@@ -171,9 +171,6 @@ struct Progress {
     sink: Option<EventSink>,
     /// The trajectory being written.
     capture: Capture,
-    /// The page the attempt ended on is photographed at checkin ([`Driver::checkin_beside`]), as
-    /// nothing after the loop touches it.
-    final_shot: bool,
 }
 
 impl Progress {
@@ -252,7 +249,6 @@ pub async fn run_attempt_traced(
         agent: None,
         sink,
         capture: Capture::new(spec, ctx.screenshot_policy),
-        final_shot: false,
     };
     let limit = Duration::from_millis(spec.task_timeout_ms.max(1));
     // Telemetry: the worker's root span, a child of the coordinator's attempt span.
@@ -381,18 +377,6 @@ async fn attempt_body(
     match &end {
         // A browser that failed is not handed to the next attempt.
         End::Error { reason: ErrorReason::Browser, .. } => session.close().await,
-        _ if std::mem::take(&mut p.final_shot) => {
-            let capture = &mut p.capture;
-            let mut took = Duration::ZERO;
-            let waited = driver
-                .checkin_beside(session, async |s: &Session| {
-                    took = final_screenshot(s, capture).await.unwrap_or_default()
-                })
-                .await;
-            if !took.is_zero() {
-                WorkerMetrics::global().screenshot(took, waited);
-            }
-        }
         _ => driver.checkin(session).await,
     }
     end
@@ -505,19 +489,7 @@ async fn drive(
             Ok(v) => v,
             Err(e) => return browser_end(e),
         };
-        // The step's trajectory screenshot reads the page as it stands, as the observation and the
-        // agent's reply do, so it is taken beside them: beside the observation when no earlier
-        // screenshot of the attempt could stand for this page, else (once the page is known to have
-        // changed) beside the agent's reply. The step waits only for what it outlasts them.
-        let wants_shot = ctx.screenshots.is_none() && p.capture.wants_screenshot(last_error.is_some());
-        let observe = timed(tabs::observe(session, &tabs).instrument(step_span.in_scope(spans::observe)));
-        let ((snap, observed_in), early_shot) = if wants_shot && !p.capture.has_last_shot() {
-            let (observed, shot) = tokio::join!(observe, timed(page_shot(session)));
-            (observed, Some(shot))
-        } else {
-            (observe.await, None)
-        };
-        let snap = match snap {
+        let snap = match tabs::observe(session, &tabs).instrument(step_span.in_scope(spans::observe)).await {
             Ok(s) => s,
             Err(e) => return browser_end(e),
         };
@@ -525,20 +497,21 @@ async fn drive(
         p.emit(Event::Observation { step, text: snap.text.clone() });
         let shown = capture::perturbations(&applied, &snap.text, modal_title.as_deref());
         p.capture.observed(step, &snap.url, &snap.title, &snap.text, shown);
-        let mut late_shot = false;
+        // The step's trajectory screenshot reads the page as it stands, as the agent does: it is
+        // taken beside the agent's reply (an LLM's call hides it), and the step waits only for
+        // what it outlasts the reply.
+        let mut shoot = None;
         if let Some(dir) = &ctx.screenshots {
             if let Some(png) = screenshot(session).await {
                 save_screenshot(dir, spec, step, &png).await;
                 p.capture.screenshot(png, None);
             }
-        } else if let Some((shot, took)) = early_shot {
-            keep_shot(&mut p.capture, shot, took, took.saturating_sub(observed_in));
-        } else if wants_shot {
+        } else if p.capture.wants_screenshot(last_error.is_some()) {
             let scroll = session.scroll_offsets().await;
             if scroll.as_deref().is_some_and(|s| p.capture.reuse_screenshot(s)) {
                 WorkerMetrics::global().screenshot_reused();
             } else {
-                late_shot = true;
+                shoot = Some(scroll);
             }
         }
         let shown_error = last_error.clone();
@@ -551,9 +524,12 @@ async fn drive(
         };
         let Some(agent) = p.agent.as_mut() else { return err(ErrorReason::Agent, "no agent") };
         let reply = agent.next(obs).instrument(step_span.clone());
-        let reply = if late_shot {
-            let ((reply, replied_in), (shot, took)) = tokio::join!(timed(reply), timed(page_shot(session)));
-            keep_shot(&mut p.capture, shot, took, took.saturating_sub(replied_in));
+        let reply = if let Some(scroll) = shoot {
+            let ((reply, replied_in), (png, took)) = tokio::join!(timed(reply), timed(session.screenshot()));
+            if let Ok(png) = png {
+                WorkerMetrics::global().screenshot(took, took.saturating_sub(replied_in));
+                p.capture.screenshot(png, scroll);
+            }
             reply
         } else {
             reply.await
@@ -663,17 +639,13 @@ async fn drive(
         }
     }
     // Under `failures`, the page the agent ended on is kept only if the attempt fails: when scoring
-    // leaves that page alone, it is photographed at checkin once the verdict says so (or at once
-    // the step budget is spent), else before scoring.
-    if !stopped {
-        p.final_shot = true;
-        return End::Timeout;
-    }
-    let shoot_after_verdict = scorer::leaves_the_final_page(task);
+    // leaves that page alone, it is photographed once the verdict says so, else before scoring.
+    let shoot_after_verdict = stopped && scorer::leaves_the_final_page(task);
     if !shoot_after_verdict {
-        if let Some(took) = final_screenshot(session, &mut p.capture).await {
-            WorkerMetrics::global().screenshot(took, took);
-        }
+        final_screenshot(session, &mut p.capture).await;
+    }
+    if !stopped {
+        return End::Timeout;
     }
 
     // Score once, on the unperturbed site.
@@ -706,7 +678,9 @@ async fn drive(
         Some(scored) => p.capture.score(scored),
         None => p.capture.score_stopped(&score.details.join("; ")),
     }
-    p.final_shot = shoot_after_verdict && score.verdict != Verdict::Pass;
+    if shoot_after_verdict && score.verdict != Verdict::Pass {
+        final_screenshot(session, &mut p.capture).await;
+    }
     match score.verdict {
         Verdict::Pass => End::Scored { success: true },
         Verdict::Fail => End::Scored { success: false },
@@ -822,21 +796,6 @@ async fn screenshot(session: &Session) -> Option<Vec<u8>> {
     Some(png)
 }
 
-/// A screenshot of the current tab with the scroll offsets it was taken at (for a later step's
-/// reuse); `None` when the browser gave no picture.
-async fn page_shot(session: &Session) -> Option<(Option<String>, Vec<u8>)> {
-    let (scroll, png) = tokio::join!(session.scroll_offsets(), session.screenshot());
-    Some((scroll, png.ok()?))
-}
-
-/// Hands a step's screenshot, taken in `took` of which its step waited `waited`, to the capture.
-fn keep_shot(capture: &mut Capture, shot: Option<(Option<String>, Vec<u8>)>, took: Duration, waited: Duration) {
-    if let Some((scroll, png)) = shot {
-        WorkerMetrics::global().screenshot(took, waited);
-        capture.screenshot(png, scroll);
-    }
-}
-
 /// A future's output with the time it took.
 async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {
     let started = Instant::now();
@@ -844,21 +803,20 @@ async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {
     (out, started.elapsed())
 }
 
-/// The screenshot of the page the agent ended on, when the policy wants one for a last step
-/// without; the time it took, when one was taken (the caller counts it: it knows what ran beside).
-async fn final_screenshot(session: &Session, capture: &mut Capture) -> Option<Duration> {
+/// The screenshot of the page the agent ended on, when the policy wants one for a last step without.
+async fn final_screenshot(session: &Session, capture: &mut Capture) {
     if !capture.wants_final_screenshot() {
-        return None;
+        return;
     }
     if let Some(scroll) = session.scroll_offsets().await {
         if capture.reuse_final_screenshot(&scroll) {
             WorkerMetrics::global().screenshot_reused();
-            return None;
+            return;
         }
     }
-    let (png, took) = timed(session.screenshot()).await;
-    capture.final_screenshot(png.ok()?);
-    Some(took)
+    if let Some(png) = screenshot(session).await {
+        capture.final_screenshot(png);
+    }
 }
 
 async fn save_screenshot(dir: &std::path::Path, spec: &AttemptSpec, step: u32, png: &[u8]) {
