@@ -202,7 +202,7 @@ impl Reader<'_> {
                 let n = self.len(b & 0x1f)?;
                 let data = self.take(n)?;
                 out.push('"');
-                base64(data, out);
+                base64::Engine::encode_string(&base64::engine::general_purpose::STANDARD, data, out);
                 out.push('"');
             }
             (0, _) => {
@@ -308,21 +308,6 @@ fn string(s: &str, out: &mut String) {
         }
     }
     out.push('"');
-}
-
-fn base64(data: &[u8], out: &mut String) {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
 }
 
 #[cfg(test)]
