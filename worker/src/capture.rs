@@ -30,6 +30,15 @@ pub const MAX_EVIDENCE_CHARS: usize = 16 * 1024;
 /// Environment variables whose values are secrets wherever they appear.
 const SECRET_VARS: &[&str] = &["OPENAI_API_KEY", "SKILLSHIFT_TOKEN", "ANTHROPIC_API_KEY"];
 
+/// When a step's screenshot is taken ([`Capture::wants_screenshot`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shoot {
+    /// Beside the agent's reply, however soon it comes.
+    Always,
+    /// Beside the agent's reply if it is not ready at once; else not at all.
+    WhileTheAgentThinks,
+}
+
 pub struct Capture {
     policy: ScreenshotPolicy,
     trajectory: Trajectory,
@@ -81,15 +90,16 @@ impl Capture {
         self.taken
     }
 
-    /// Whether the page about to be shown is photographed: every page under `all`; under
-    /// `failures` (kept only if the attempt fails) the pages that show an action's error, and
-    /// the last page ([`Capture::wants_final_screenshot`]), which keeps the cost to about one
-    /// screenshot per attempt.
-    pub fn wants_screenshot(&self, after_an_error: bool) -> bool {
+    /// Whether, and when, the page about to be shown is photographed. Under `all`, every page, at
+    /// once. Under `failures` (kept only if the attempt fails) the pages that show an action's error,
+    /// only while the agent thinks: an agent whose reply is not ready at once (a model's call) hides
+    /// the screenshot; one that answers at once (the `skills` agent) gives no time to hide it, and
+    /// its failures keep the last page alone ([`Capture::wants_final_screenshot`]).
+    pub fn wants_screenshot(&self, after_an_error: bool) -> Option<Shoot> {
         match self.policy {
-            ScreenshotPolicy::None => false,
-            ScreenshotPolicy::Failures => after_an_error,
-            ScreenshotPolicy::All => true,
+            ScreenshotPolicy::None => None,
+            ScreenshotPolicy::Failures => after_an_error.then_some(Shoot::WhileTheAgentThinks),
+            ScreenshotPolicy::All => Some(Shoot::Always),
         }
     }
 

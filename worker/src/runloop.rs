@@ -32,7 +32,7 @@ use crate::action::Action;
 use crate::actions::ActError;
 use crate::agent::{Agent, AgentError, Move, Observation, SkillSummary, TaskBrief};
 use crate::browser::{BrowserError, Driver, Session};
-use crate::capture::{self, Capture};
+use crate::capture::{self, Capture, Shoot};
 use crate::perturb::{Perturbation, Profile};
 use crate::recorder::{Recorder, SkillEvent};
 use crate::scorer;
@@ -498,7 +498,7 @@ async fn drive(
         let shown = capture::perturbations(&applied, &snap.text, modal_title.as_deref());
         p.capture.observed(step, &snap.url, &snap.title, &snap.text, shown);
         // The step's trajectory screenshot reads the page as it stands, as the agent does: it is
-        // taken beside the agent's reply (an LLM's call hides it), and the step waits only for
+        // taken beside the agent's reply (a model's call hides it), and the step waits only for
         // what it outlasts the reply.
         let mut shoot = None;
         if let Some(dir) = &ctx.screenshots {
@@ -506,13 +506,8 @@ async fn drive(
                 save_screenshot(dir, spec, step, &png).await;
                 p.capture.screenshot(png, None);
             }
-        } else if p.capture.wants_screenshot(last_error.is_some()) {
-            let scroll = session.scroll_offsets().await;
-            if scroll.as_deref().is_some_and(|s| p.capture.reuse_screenshot(s)) {
-                WorkerMetrics::global().screenshot_reused();
-            } else {
-                shoot = Some(scroll);
-            }
+        } else {
+            shoot = p.capture.wants_screenshot(last_error.is_some());
         }
         let shown_error = last_error.clone();
         let obs = Observation {
@@ -524,15 +519,9 @@ async fn drive(
         };
         let Some(agent) = p.agent.as_mut() else { return err(ErrorReason::Agent, "no agent") };
         let reply = agent.next(obs).instrument(step_span.clone());
-        let reply = if let Some(scroll) = shoot {
-            let ((reply, replied_in), (png, took)) = tokio::join!(timed(reply), timed(session.screenshot()));
-            if let Ok(png) = png {
-                WorkerMetrics::global().screenshot(took, took.saturating_sub(replied_in));
-                p.capture.screenshot(png, scroll);
-            }
-            reply
-        } else {
-            reply.await
+        let reply = match shoot {
+            None => reply.await,
+            Some(when) => reply_beside_screenshot(session, &mut p.capture, reply, when).await,
         };
         let reply = match reply {
             Ok(r) => r,
@@ -785,6 +774,38 @@ async fn geolocate(session: &Session, geo: &serde_json::Value) -> Result<(), Bro
         Err(e) if e.is_fatal() => Err(e),
         _ => Ok(()),
     }
+}
+
+/// The agent's reply, with the step's screenshot taken beside it: under
+/// [`Shoot::WhileTheAgentThinks`] only if the reply is not ready at once. The screenshot is
+/// skipped when the page is the one last photographed, unchanged.
+async fn reply_beside_screenshot<T>(
+    session: &Session,
+    capture: &mut Capture,
+    reply: impl std::future::Future<Output = T>,
+    when: Shoot,
+) -> T {
+    let mut reply = std::pin::pin!(timed(reply));
+    if when == Shoot::WhileTheAgentThinks {
+        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(std::future::Future::poll(reply.as_mut(), cx))).await;
+        if let std::task::Poll::Ready((reply, _)) = first {
+            return reply;
+        }
+    }
+    let shot = async {
+        let scroll = session.scroll_offsets().await;
+        if scroll.as_deref().is_some_and(|s| capture.reuse_screenshot(s)) {
+            WorkerMetrics::global().screenshot_reused();
+            return None;
+        }
+        Some((timed(session.screenshot()).await, scroll))
+    };
+    let ((reply, replied_in), shot) = tokio::join!(reply, shot);
+    if let Some(((Ok(png), took), scroll)) = shot {
+        WorkerMetrics::global().screenshot(took, took.saturating_sub(replied_in));
+        capture.screenshot(png, scroll);
+    }
+    reply
 }
 
 /// A trajectory screenshot of the current tab, its time counted in the worker's metrics (all of
