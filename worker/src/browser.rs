@@ -40,7 +40,7 @@ use fantoccini::{Client, ClientBuilder};
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
-use crate::cdp::{CallError, Connection, Events};
+use crate::cdp::{Answer, CallError, Connection, Events};
 
 /// The Chromium flags that work as root on a closed network, with what chromedriver would add for
 /// automation had it launched the browser (the worker launches it: see [`Session::open`]).
@@ -1017,16 +1017,9 @@ impl Session {
 
     /// Sends one DevTools command and returns its result as raw JSON text, for callers that read
     /// large answers (the accessibility tree) into their own types.
-    pub async fn cdp_raw_within(
-        &self,
-        cmd: &str,
-        params: Value,
-        limit: Duration,
-    ) -> Result<Box<serde_json::value::RawValue>, BrowserError> {
+    pub async fn cdp_raw_within(&self, cmd: &str, params: Value, limit: Duration) -> Result<Answer, BrowserError> {
         let Some(page) = self.page() else {
-            let v = self.relay_call(cmd, params, limit).await?;
-            return serde_json::value::to_raw_value(&v)
-                .map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: e.to_string() });
+            return Ok(Answer::of(&self.relay_call(cmd, params, limit).await?));
         };
         direct_call(&page, cmd, params, limit).await
     }
@@ -1304,12 +1297,7 @@ async fn end_browser(client: Client, browser: BrowserProc, devtools: Option<&Con
 }
 
 /// One DevTools command on the tab's flat session over the browser's socket.
-async fn direct_call(
-    page: &Page,
-    cmd: &str,
-    params: Value,
-    limit: Duration,
-) -> Result<Box<serde_json::value::RawValue>, BrowserError> {
+async fn direct_call(page: &Page, cmd: &str, params: Value, limit: Duration) -> Result<Answer, BrowserError> {
     page.conn.call(Some(&page.session), cmd, &params, limit).await.map_err(|e| match e {
         CallError::Protocol(m) => BrowserError::Cdp { cmd: cmd.to_string(), message: m },
         CallError::Lost(m) => BrowserError::Lost(m),

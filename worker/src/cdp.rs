@@ -43,7 +43,23 @@ pub enum CallError {
     Timeout(u128),
 }
 
-type Reply = Result<Box<RawValue>, CallError>;
+type Reply = Result<Answer, CallError>;
+
+/// A command's result as JSON text: checked by the parse that routed it (WebSocket), or written
+/// from the browser's own bytes by [`cbor`] (pipe), which makes only valid JSON.
+#[derive(Debug, Clone)]
+pub struct Answer(String);
+
+impl Answer {
+    /// An answer that did not come over a connection (chromedriver's relay).
+    pub fn of(v: &Value) -> Answer {
+        Answer(v.to_string())
+    }
+
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+}
 /// A subscriber: the session it listens to (`None` for the browser) and its channel.
 type Listener = (Option<String>, mpsc::Sender<Event>);
 
@@ -103,7 +119,7 @@ struct Incoming {
     session_id: Option<String>,
     params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
-    error: Option<ErrorBody>,
+    error: Option<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -224,7 +240,7 @@ impl Connection {
         method: &str,
         params: &Value,
         limit: Duration,
-    ) -> Result<Box<RawValue>, CallError> {
+    ) -> Result<Answer, CallError> {
         if let Some(why) = self.shared.lost() {
             return Err(CallError::Lost(why));
         }
@@ -279,28 +295,49 @@ async fn read_pipe<R: tokio::io::AsyncRead + Unpin>(from_browser: &mut R, shared
         if let Err(e) = from_browser.read_exact(&mut frame[cbor::HEADER..]).await {
             return format!("read failed: {e}");
         }
-        match cbor::to_json(&frame) {
-            Ok(text) => dispatch(shared, &text),
+        match cbor::message(&frame) {
+            Ok(m) => deliver(shared, m),
             Err(e) => return e.to_string(),
         }
     }
 }
 
+/// Routes one JSON message from the WebSocket.
 fn dispatch(shared: &Shared, text: &str) {
     let Ok(m) = serde_json::from_str::<Incoming>(text) else {
         tracing::debug!(len = text.len(), "unreadable devtools message");
         return;
     };
+    let json = |raw: Option<Box<RawValue>>| raw.map(|r| r.get().to_string());
+    deliver(
+        shared,
+        cbor::Message {
+            id: m.id,
+            method: m.method,
+            session_id: m.session_id,
+            result: json(m.result),
+            error: json(m.error),
+            params: json(m.params),
+        },
+    );
+}
+
+/// Hands an answer to the call waiting for it, or an event to its session's subscribers.
+fn deliver(shared: &Shared, m: cbor::Message) {
     if let Some(id) = m.id {
         let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
         if let Some(tx) = waiter {
             let reply = match (m.result, m.error) {
-                (_, Some(e)) => Err(CallError::Protocol(match e.data {
-                    Some(d) if !d.is_empty() => format!("{} ({d})", e.message),
-                    _ => e.message,
-                })),
-                (Some(r), None) => Ok(r),
-                (None, None) => RawValue::from_string("{}".into()).map_err(|e| CallError::Protocol(e.to_string())),
+                (_, Some(e)) => {
+                    let e: ErrorBody = serde_json::from_str(&e)
+                        .unwrap_or_else(|_| ErrorBody { message: format!("unreadable error: {e}"), data: None });
+                    Err(CallError::Protocol(match e.data {
+                        Some(d) if !d.is_empty() => format!("{} ({d})", e.message),
+                        _ => e.message,
+                    }))
+                }
+                (Some(r), None) => Ok(Answer(r)),
+                (None, None) => Ok(Answer("{}".into())),
             };
             let _ = tx.send(reply);
         }
@@ -312,7 +349,7 @@ fn dispatch(shared: &Shared, text: &str) {
     for (session, tx) in listeners.values() {
         if session.as_deref() == m.session_id.as_deref() {
             let p = params.get_or_insert_with(|| {
-                m.params.as_ref().and_then(|p| serde_json::from_str::<Value>(p.get()).ok()).unwrap_or(Value::Null)
+                m.params.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()).unwrap_or(Value::Null)
             });
             let _ = tx.try_send(Event { method: method.clone(), params: p.clone() });
         }

@@ -787,7 +787,8 @@ async fn reply_beside_screenshot<T>(
 ) -> T {
     let mut reply = std::pin::pin!(timed(reply));
     if when == Shoot::WhileTheAgentThinks {
-        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(std::future::Future::poll(reply.as_mut(), cx))).await;
+        let first =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(std::future::Future::poll(reply.as_mut(), cx))).await;
         if let std::task::Poll::Ready((reply, _)) = first {
             return reply;
         }

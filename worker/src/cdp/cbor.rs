@@ -56,6 +56,64 @@ pub fn to_json(bytes: &[u8]) -> Result<String, CborError> {
     Ok(out)
 }
 
+/// What the connection routes a message by, read from its top-level map without converting the
+/// rest: the id, method and session as they are; `result`, `error` and `params` as JSON text.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Message {
+    pub id: Option<u64>,
+    pub method: Option<String>,
+    pub session_id: Option<String>,
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub params: Option<String>,
+}
+
+/// One message (an envelope holding a map) read into its [`Message`] parts.
+pub fn message(bytes: &[u8]) -> Result<Message, CborError> {
+    let len = envelope_len(bytes)?;
+    if HEADER + len != bytes.len() {
+        return Err(CborError { at: 3, what: "the envelope's length is not the message's".into() });
+    }
+    let mut r = Reader { bytes, at: HEADER };
+    if r.byte()? != MAP_START {
+        return Err(r.error("a message that is not a map"));
+    }
+    let mut m = Message::default();
+    loop {
+        if *r.bytes.get(r.at).ok_or_else(|| r.error("the message ends early"))? == STOP {
+            r.at += 1;
+            break;
+        }
+        match r.text()?.as_str() {
+            "id" => {
+                let b = r.byte()?;
+                if b >> 5 != 0 {
+                    return Err(r.error("an id that is not a whole number"));
+                }
+                m.id = Some(r.argument(b & 0x1f)?);
+            }
+            "method" => m.method = Some(r.text()?),
+            "sessionId" => m.session_id = Some(r.text()?),
+            key => {
+                let mut unknown = None;
+                let slot = match key {
+                    "result" => &mut m.result,
+                    "error" => &mut m.error,
+                    "params" => &mut m.params,
+                    _ => &mut unknown,
+                };
+                let mut json = String::with_capacity(64);
+                r.value(&mut json, 1)?;
+                *slot = Some(json);
+            }
+        }
+    }
+    if r.at != bytes.len() {
+        return Err(r.error(format!("{} bytes after the message", bytes.len() - r.at)));
+    }
+    Ok(m)
+}
+
 /// One command (or any JSON value) in Chrome's CBOR: maps and arrays in envelopes.
 pub fn encode(v: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
@@ -132,7 +190,7 @@ struct Reader<'a> {
     at: usize,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn error(&self, what: impl Into<String>) -> CborError {
         CborError { at: self.at, what: what.into() }
     }
@@ -143,7 +201,7 @@ impl Reader<'_> {
         Ok(b)
     }
 
-    fn take(&mut self, n: usize) -> Result<&[u8], CborError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CborError> {
         let end = self
             .at
             .checked_add(n)
@@ -213,23 +271,8 @@ impl Reader<'_> {
                 let n = self.argument(info)?;
                 let _ = write!(out, "{}", -1 - i128::from(n));
             }
-            (2, _) => {
-                let n = self.len(info)?;
-                if n % 2 != 0 {
-                    return Err(self.error("UTF-16 text of an odd number of bytes"));
-                }
-                let units: Vec<u16> = self.take(n)?.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-                let text: String =
-                    char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect();
-                string(&text, out);
-            }
-            (3, _) => {
-                let n = self.len(info)?;
-                let at = self.at;
-                let text =
-                    std::str::from_utf8(self.take(n)?).map_err(|e| CborError { at, what: format!("text: {e}") })?;
-                string(text, out);
-            }
+            (2, _) => string(&self.utf16(info)?, out),
+            (3, _) => string(self.utf8(info)?, out),
             (7, 0xf4) => out.push_str("false"),
             (7, 0xf5) => out.push_str("true"),
             (7, 0xf6) => out.push_str("null"),
@@ -240,6 +283,31 @@ impl Reader<'_> {
             _ => return Err(self.error(format!("unexpected initial byte 0x{first:02x}"))),
         }
         Ok(())
+    }
+
+    /// A text string (UTF-8) or a byte string of UTF-16LE text: a key, a method, a session.
+    fn text(&mut self) -> Result<String, CborError> {
+        let first = self.byte()?;
+        match first >> 5 {
+            2 => self.utf16(first & 0x1f),
+            3 => self.utf8(first & 0x1f).map(str::to_string),
+            _ => Err(self.error("a name that is not text")),
+        }
+    }
+
+    fn utf8(&mut self, info: u8) -> Result<&'a str, CborError> {
+        let n = self.len(info)?;
+        let at = self.at;
+        std::str::from_utf8(self.take(n)?).map_err(|e| CborError { at, what: format!("text: {e}") })
+    }
+
+    fn utf16(&mut self, info: u8) -> Result<String, CborError> {
+        let n = self.len(info)?;
+        if n % 2 != 0 {
+            return Err(self.error("UTF-16 text of an odd number of bytes"));
+        }
+        let units = self.take(n)?.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+        Ok(char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect())
     }
 
     /// An indefinite map or array, up to its stop byte.
@@ -292,21 +360,31 @@ fn number(f: f64, out: &mut String) {
     }
 }
 
+/// `s` as a JSON string. The bytes that need escaping are all ASCII, so the runs between them
+/// are copied whole.
 fn string(s: &str, out: &mut String) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[run..i]);
+        if escaped.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escaped);
         }
+        run = i + 1;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -391,5 +469,49 @@ mod tests {
             std::iter::repeat_n(ARRAY_START, MAX_DEPTH + 2).chain(std::iter::repeat_n(STOP, MAX_DEPTH + 2)).collect();
         assert!(to_json(&deep).unwrap_err().what.contains("deeper"));
         assert!(envelope_len(&[0xd8, 0x18]).is_err());
+    }
+
+    #[test]
+    fn a_message_is_read_into_its_parts_as_the_whole_would_read() {
+        let m = message(CHROME_EVALUATE).expect("chrome's message");
+        let whole: Value = serde_json::from_str(&to_json(CHROME_EVALUATE).unwrap()).unwrap();
+        assert_eq!(
+            (m.id, m.session_id.as_deref(), m.method.as_deref()),
+            (Some(6), Some(whole["sessionId"].as_str().unwrap()), None)
+        );
+        let result: Value = serde_json::from_str(m.result.as_deref().expect("a result")).unwrap();
+        assert_eq!(result, whole["result"]);
+        assert_eq!((m.error, m.params), (None, None));
+
+        let event = encode(&json!({"method": "Page.loadEventFired", "params": {"timestamp": 2.5}, "sessionId": "S"}));
+        let m = message(&event).unwrap();
+        assert_eq!(
+            (m.id, m.method.as_deref(), m.session_id.as_deref()),
+            (None, Some("Page.loadEventFired"), Some("S"))
+        );
+        assert_eq!(serde_json::from_str::<Value>(m.params.as_deref().unwrap()).unwrap(), json!({"timestamp": 2.5}));
+
+        let error = encode(&json!({"id": 9, "error": {"code": -32000, "message": "No node"}, "extra": [1]}));
+        let m = message(&error).unwrap();
+        assert_eq!(m.id, Some(9));
+        assert_eq!(
+            serde_json::from_str::<Value>(m.error.as_deref().unwrap()).unwrap(),
+            json!({"code": -32000, "message": "No node"})
+        );
+
+        for cut in 0..error.len() {
+            assert!(message(&error[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(message(&encode(&json!({"id": "7"}))).unwrap_err().what.contains("whole number"));
+        assert!(message(&encode(&json!([1]))).is_err(), "a message that is not a map");
+    }
+
+    #[test]
+    fn text_is_escaped_as_json_wherever_the_escapes_fall() {
+        for text in ["", "plain", "\"", "a\"b\\c", "\u{1}\u{1f}x\n\r\t", "é\"€\n😀", "end\\"] {
+            let mut out = String::new();
+            string(text, &mut out);
+            assert_eq!(serde_json::from_str::<String>(&out).expect("json"), text, "{out}");
+        }
     }
 }
