@@ -96,7 +96,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await?;
         wire.push(t.elapsed());
         let t = Instant::now();
-        let tree = skillshift_worker::axtree::AxTree::from_json(text.get())?;
+        let tree = skillshift_worker::axtree::AxTree::from_answer(&text)?;
         let _ = tree.render();
         parse.push(t.elapsed());
         let t = Instant::now();

@@ -191,7 +191,15 @@ impl AxTree {
     /// Parses the JSON text of a `getFullAXTree` result straight into nodes, reading only the
     /// fields the rendering and the locators use (the same nodes as [`AxTree::from_cdp`]).
     pub fn from_json(text: &str) -> Result<AxTree, serde_json::Error> {
-        let raw: RawTree = serde_json::from_str(text)?;
+        Ok(AxTree::from_raw(serde_json::from_str(text)?))
+    }
+
+    /// [`AxTree::from_json`] of a DevTools answer, whichever form it came in.
+    pub fn from_answer(answer: &crate::cdp::Answer) -> Result<AxTree, String> {
+        Ok(AxTree::from_raw(answer.read()?))
+    }
+
+    fn from_raw(raw: RawTree<'_>) -> AxTree {
         let mut seen = std::collections::HashSet::new();
         let mut nodes = Vec::with_capacity(raw.nodes.len());
         for n in raw.nodes {
@@ -217,7 +225,7 @@ impl AxTree {
                 children: n.child_ids.into_iter().flatten().map(Cow::into_owned).collect(),
             });
         }
-        Ok(AxTree { nodes })
+        AxTree { nodes }
     }
 
     /// WebArena's text rendering and the id map.
@@ -391,7 +399,7 @@ pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
     for attempt in 0..4u64 {
         match session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), session.call_timeout()).await {
             Ok(r) => {
-                let tree = AxTree::from_json(r.get()).map_err(|e| BrowserError::Cdp {
+                let tree = AxTree::from_answer(&r).map_err(|e| BrowserError::Cdp {
                     cmd: "Accessibility.getFullAXTree".into(),
                     message: format!("unreadable tree: {e}"),
                 })?;
@@ -428,7 +436,7 @@ pub async fn fetch_role(session: &Session, role: &str) -> Result<Option<AxTree>,
     // The document's handle is let go whatever the answer; a failure here leaks one handle until
     // the next navigation, nothing more.
     let _ = session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": GROUP})).await;
-    let tree = AxTree::from_json(answer?.get())
+    let tree = AxTree::from_answer(&answer?)
         .map_err(|e| BrowserError::Cdp { cmd: CMD.into(), message: format!("unreadable nodes: {e}") })?;
     Ok(Some(tree))
 }

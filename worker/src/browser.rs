@@ -996,8 +996,9 @@ impl Session {
 
     pub async fn cdp_within(&self, cmd: &str, params: Value, limit: Duration) -> Result<Value, BrowserError> {
         if let Some(page) = self.page() {
-            let raw = direct_call(&page, cmd, params, limit).await?;
-            return serde_json::from_str(raw.get())
+            let answer = direct_call(&page, cmd, params, limit).await?;
+            return answer
+                .read()
                 .map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: format!("unreadable answer: {e}") });
         }
         self.relay_call(cmd, params, limit).await
@@ -1015,8 +1016,8 @@ impl Session {
         .await
     }
 
-    /// Sends one DevTools command and returns its result as raw JSON text, for callers that read
-    /// large answers (the accessibility tree) into their own types.
+    /// Sends one DevTools command and returns its result unread, for callers that read large
+    /// answers (the accessibility tree) into their own types.
     pub async fn cdp_raw_within(&self, cmd: &str, params: Value, limit: Duration) -> Result<Answer, BrowserError> {
         let Some(page) = self.page() else {
             return Ok(Answer::of(&self.relay_call(cmd, params, limit).await?));
@@ -1312,8 +1313,7 @@ async fn browser_call(conn: &Connection, cmd: &str, params: Value, limit: Durati
         CallError::Lost(m) => BrowserError::Lost(m),
         CallError::Timeout(ms) => BrowserError::Timeout { what: cmd.to_string(), ms },
     })?;
-    serde_json::from_str(raw.get())
-        .map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: format!("unreadable answer: {e}") })
+    raw.read().map_err(|e| BrowserError::Cdp { cmd: cmd.to_string(), message: format!("unreadable answer: {e}") })
 }
 
 /// The `targetId` of a `Target.createTarget` answer.

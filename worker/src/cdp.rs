@@ -45,21 +45,42 @@ pub enum CallError {
 
 type Reply = Result<Answer, CallError>;
 
-/// A command's result as JSON text: checked by the parse that routed it (WebSocket), or written
-/// from the browser's own bytes by [`cbor`] (pipe), which makes only valid JSON.
+/// A command's result, read by the caller into its own type ([`Answer::read`]): JSON text from
+/// the WebSocket, or the browser's own CBOR from the pipe, read without a JSON text in between.
 #[derive(Debug, Clone)]
-pub struct Answer(String);
+pub struct Answer(Payload);
+
+#[derive(Debug, Clone)]
+enum Payload {
+    Json(String),
+    /// One part of a message from the pipe.
+    Cbor(Arc<Vec<u8>>, std::ops::Range<usize>),
+}
+
+impl Payload {
+    fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, String> {
+        match self {
+            Payload::Json(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+            Payload::Cbor(message, part) => {
+                let bytes = message.get(part.clone()).ok_or("a part outside its message")?;
+                cbor::from_slice(bytes).map_err(|e| e.to_string())
+            }
+        }
+    }
+}
 
 impl Answer {
     /// An answer that did not come over a connection (chromedriver's relay).
     pub fn of(v: &Value) -> Answer {
-        Answer(v.to_string())
+        Answer(Payload::Json(v.to_string()))
     }
 
-    pub fn get(&self) -> &str {
-        &self.0
+    /// The answer as `T` (which may borrow text from it); why not, when it does not read as one.
+    pub fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, String> {
+        self.0.read()
     }
 }
+
 /// A subscriber: the session it listens to (`None` for the browser) and its channel.
 type Listener = (Option<String>, mpsc::Sender<Event>);
 
@@ -296,10 +317,25 @@ async fn read_pipe<R: tokio::io::AsyncRead + Unpin>(from_browser: &mut R, shared
             return format!("read failed: {e}");
         }
         match cbor::message(&frame) {
-            Ok(m) => deliver(shared, m),
+            Ok(m) => {
+                let frame = Arc::new(frame);
+                let part = |r: Option<std::ops::Range<usize>>| r.map(|r| Payload::Cbor(frame.clone(), r));
+                let (result, error, params) = (part(m.result), part(m.error), part(m.params));
+                deliver(shared, Routed { id: m.id, method: m.method, session_id: m.session_id, result, error, params });
+            }
             Err(e) => return e.to_string(),
         }
     }
+}
+
+/// A message, by what it is routed by, and its parts.
+struct Routed {
+    id: Option<u64>,
+    method: Option<String>,
+    session_id: Option<String>,
+    result: Option<Payload>,
+    error: Option<Payload>,
+    params: Option<Payload>,
 }
 
 /// Routes one JSON message from the WebSocket.
@@ -308,36 +344,28 @@ fn dispatch(shared: &Shared, text: &str) {
         tracing::debug!(len = text.len(), "unreadable devtools message");
         return;
     };
-    let json = |raw: Option<Box<RawValue>>| raw.map(|r| r.get().to_string());
-    deliver(
-        shared,
-        cbor::Message {
-            id: m.id,
-            method: m.method,
-            session_id: m.session_id,
-            result: json(m.result),
-            error: json(m.error),
-            params: json(m.params),
-        },
-    );
+    let json = |raw: Option<Box<RawValue>>| raw.map(|r| Payload::Json(r.get().to_string()));
+    let (result, error, params) = (json(m.result), json(m.error), json(m.params));
+    deliver(shared, Routed { id: m.id, method: m.method, session_id: m.session_id, result, error, params });
 }
 
 /// Hands an answer to the call waiting for it, or an event to its session's subscribers.
-fn deliver(shared: &Shared, m: cbor::Message) {
+fn deliver(shared: &Shared, m: Routed) {
     if let Some(id) = m.id {
         let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
         if let Some(tx) = waiter {
             let reply = match (m.result, m.error) {
                 (_, Some(e)) => {
-                    let e: ErrorBody = serde_json::from_str(&e)
-                        .unwrap_or_else(|_| ErrorBody { message: format!("unreadable error: {e}"), data: None });
+                    let e = e
+                        .read::<ErrorBody>()
+                        .unwrap_or_else(|why| ErrorBody { message: format!("an unreadable error: {why}"), data: None });
                     Err(CallError::Protocol(match e.data {
                         Some(d) if !d.is_empty() => format!("{} ({d})", e.message),
                         _ => e.message,
                     }))
                 }
                 (Some(r), None) => Ok(Answer(r)),
-                (None, None) => Ok(Answer("{}".into())),
+                (None, None) => Ok(Answer(Payload::Json("{}".into()))),
             };
             let _ = tx.send(reply);
         }
@@ -348,9 +376,8 @@ fn deliver(shared: &Shared, m: cbor::Message) {
     let mut params = None;
     for (session, tx) in listeners.values() {
         if session.as_deref() == m.session_id.as_deref() {
-            let p = params.get_or_insert_with(|| {
-                m.params.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()).unwrap_or(Value::Null)
-            });
+            let p = params
+                .get_or_insert_with(|| m.params.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null));
             let _ = tx.try_send(Event { method: method.clone(), params: p.clone() });
         }
     }

@@ -238,14 +238,10 @@ async fn the_pipe_speaks_cbor_and_answers_as_the_websocket_does() {
         .call(None, "Target.attachToTarget", &serde_json::json!({"targetId": target, "flatten": true}), limit)
         .await
         .unwrap();
-    let ws_session =
-        serde_json::from_str::<serde_json::Value>(attached.get()).unwrap()["sessionId"].as_str().unwrap().to_string();
+    let ws_session = attached.read::<serde_json::Value>().unwrap()["sessionId"].as_str().unwrap().to_string();
     let over_ws = |method: &'static str, params: serde_json::Value| {
         let (ws, ws_session) = (&ws, ws_session.clone());
-        async move {
-            let raw = ws.call(Some(&ws_session), method, &params, limit).await.unwrap();
-            serde_json::from_str::<serde_json::Value>(raw.get()).unwrap()
-        }
+        async move { ws.call(Some(&ws_session), method, &params, limit).await.unwrap().read::<serde_json::Value>().unwrap() }
     };
 
     // Every answer the harness reads, equal to the letter: the tree (names, values, properties,
@@ -253,6 +249,12 @@ async fn the_pipe_speaks_cbor_and_answers_as_the_websocket_does() {
     let tree = s.cdp("Accessibility.getFullAXTree", serde_json::json!({})).await.unwrap();
     assert!(tree["nodes"].as_array().unwrap().len() > 30, "{tree}");
     assert_eq!(tree, over_ws("Accessibility.getFullAXTree", serde_json::json!({})).await);
+    // The observation reads its nodes straight from the pipe's CBOR: the same nodes as from the
+    // WebSocket's JSON text.
+    let typed = skillshift_worker::axtree::fetch_tree(&s).await.unwrap();
+    let text = ws.call(Some(&ws_session), "Accessibility.getFullAXTree", &serde_json::json!({}), limit).await.unwrap();
+    assert_eq!(typed.nodes, skillshift_worker::axtree::AxTree::from_answer(&text).unwrap().nodes);
+    assert!(typed.nodes.iter().any(|n| n.name.contains("東京")), "text that is not ASCII is in the tree");
     let expr = serde_json::json!({"expression": "[document.title, 1, -2, 2.5, 2 ** 40, true, null, {a: [document.querySelector('p').textContent]}]", "returnByValue": true});
     let value = s.cdp("Runtime.evaluate", expr.clone()).await.unwrap();
     assert_eq!(value, over_ws("Runtime.evaluate", expr).await);

@@ -14,8 +14,12 @@
 //! [`MAX_DEPTH`].
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use serde_json::Value;
+
+mod de;
+pub use de::from_slice;
 
 /// The first bytes of an envelope: tag 24, then a byte string with a 4-byte length.
 pub const ENVELOPE: [u8; 3] = [0xd8, 0x18, 0x5a];
@@ -56,16 +60,17 @@ pub fn to_json(bytes: &[u8]) -> Result<String, CborError> {
     Ok(out)
 }
 
-/// What the connection routes a message by, read from its top-level map without converting the
-/// rest: the id, method and session as they are; `result`, `error` and `params` as JSON text.
+/// What the connection routes a message by, read from its top-level map without reading the
+/// rest: the id, method and session as they are; where `result`, `error` and `params` lie in the
+/// message, for [`from_slice`].
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Message {
     pub id: Option<u64>,
     pub method: Option<String>,
     pub session_id: Option<String>,
-    pub result: Option<String>,
-    pub error: Option<String>,
-    pub params: Option<String>,
+    pub result: Option<Range<usize>>,
+    pub error: Option<Range<usize>>,
+    pub params: Option<Range<usize>>,
 }
 
 /// One message (an envelope holding a map) read into its [`Message`] parts.
@@ -95,16 +100,15 @@ pub fn message(bytes: &[u8]) -> Result<Message, CborError> {
             "method" => m.method = Some(r.text()?),
             "sessionId" => m.session_id = Some(r.text()?),
             key => {
-                let mut unknown = None;
-                let slot = match key {
-                    "result" => &mut m.result,
-                    "error" => &mut m.error,
-                    "params" => &mut m.params,
-                    _ => &mut unknown,
-                };
-                let mut json = String::with_capacity(64);
-                r.value(&mut json, 1)?;
-                *slot = Some(json);
+                let start = r.at;
+                r.at = de::skip(bytes, start)?;
+                let part = Some(start..r.at);
+                match key {
+                    "result" => m.result = part,
+                    "error" => m.error = part,
+                    "params" => m.params = part,
+                    _ => {}
+                }
             }
         }
     }
@@ -473,15 +477,18 @@ mod tests {
 
     #[test]
     fn a_message_is_read_into_its_parts_as_the_whole_would_read() {
+        let part = |bytes: &[u8], r: Option<Range<usize>>| -> Value {
+            from_slice(&bytes[r.expect("the part")]).expect("reads")
+        };
         let m = message(CHROME_EVALUATE).expect("chrome's message");
         let whole: Value = serde_json::from_str(&to_json(CHROME_EVALUATE).unwrap()).unwrap();
         assert_eq!(
             (m.id, m.session_id.as_deref(), m.method.as_deref()),
             (Some(6), Some(whole["sessionId"].as_str().unwrap()), None)
         );
-        let result: Value = serde_json::from_str(m.result.as_deref().expect("a result")).unwrap();
-        assert_eq!(result, whole["result"]);
+        assert_eq!(part(CHROME_EVALUATE, m.result.clone()), whole["result"]);
         assert_eq!((m.error, m.params), (None, None));
+        assert_eq!(from_slice::<Value>(CHROME_EVALUATE).unwrap(), whole, "read straight, as its JSON text reads");
 
         let event = encode(&json!({"method": "Page.loadEventFired", "params": {"timestamp": 2.5}, "sessionId": "S"}));
         let m = message(&event).unwrap();
@@ -489,21 +496,53 @@ mod tests {
             (m.id, m.method.as_deref(), m.session_id.as_deref()),
             (None, Some("Page.loadEventFired"), Some("S"))
         );
-        assert_eq!(serde_json::from_str::<Value>(m.params.as_deref().unwrap()).unwrap(), json!({"timestamp": 2.5}));
+        assert_eq!(part(&event, m.params), json!({"timestamp": 2.5}));
 
         let error = encode(&json!({"id": 9, "error": {"code": -32000, "message": "No node"}, "extra": [1]}));
         let m = message(&error).unwrap();
         assert_eq!(m.id, Some(9));
-        assert_eq!(
-            serde_json::from_str::<Value>(m.error.as_deref().unwrap()).unwrap(),
-            json!({"code": -32000, "message": "No node"})
-        );
+        assert_eq!(part(&error, m.error), json!({"code": -32000, "message": "No node"}));
 
         for cut in 0..error.len() {
             assert!(message(&error[..cut]).is_err(), "cut at {cut}");
         }
         assert!(message(&encode(&json!({"id": "7"}))).unwrap_err().what.contains("whole number"));
         assert!(message(&encode(&json!([1]))).is_err(), "a message that is not a map");
+    }
+
+    #[test]
+    fn values_read_straight_as_their_json_text_reads() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Node<'a> {
+            #[serde(borrow)]
+            id: std::borrow::Cow<'a, str>,
+            n: Option<i64>,
+            list: Vec<u32>,
+        }
+        let cmd = json!({"a": "x\"y", "n": -5, "big": 4294967296i64, "f": 0.25, "list": [true, false, null, {}, []], "t": "é😀"});
+        let bytes = encode(&cmd);
+        assert_eq!(
+            from_slice::<Value>(&bytes).unwrap(),
+            serde_json::from_str::<Value>(&to_json(&bytes).unwrap()).unwrap()
+        );
+        // A whole double reads as the integer Chrome's JSON writes.
+        let mut whole = vec![MAP_START, 0x61, b'n', 0xfb];
+        whole.extend(2.0f64.to_be_bytes());
+        whole.push(STOP);
+        assert!(from_slice::<Value>(&whole).unwrap()["n"].is_u64());
+        // Fields a type does not keep are passed over, enveloped or not.
+        let doc =
+            encode(&json!({"id": "n1", "skipped": {"deep": [1, 2, {"x": null}]}, "list": [1, 2], "n": null, "z": 1.5}));
+        let node: Node = from_slice(&doc).expect("a node");
+        assert_eq!(node, Node { id: "n1".into(), n: None, list: vec![1, 2] });
+        assert!(matches!(node.id, std::borrow::Cow::Borrowed(_)), "text is borrowed from the message");
+        for cut in 0..bytes.len() {
+            assert!(from_slice::<Value>(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let deep: Vec<u8> =
+            std::iter::repeat_n(ARRAY_START, MAX_DEPTH + 2).chain(std::iter::repeat_n(STOP, MAX_DEPTH + 2)).collect();
+        assert!(from_slice::<Value>(&deep).unwrap_err().what.contains("deeper"));
+        assert!(from_slice::<Value>(&[0xbf, 0x01, 0x02, 0xff]).is_err(), "a key that is not text");
     }
 
     #[test]
