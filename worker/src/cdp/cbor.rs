@@ -348,12 +348,17 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The integer Chrome's JSON writes a double as: a whole number in the 64-bit range.
+fn whole(f: f64) -> Option<i64> {
+    const RANGE: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    (f.is_finite() && f.fract() == 0.0 && (-RANGE..RANGE).contains(&f)).then_some(f as i64)
+}
+
 /// A double as Chrome's JSON writes it: a whole number in the 64-bit range without a fraction
 /// (JavaScript's `1` is a double in CBOR and `1` in JSON), NaN and the infinities as `null`.
 fn number(f: f64, out: &mut String) {
-    const RANGE: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    if f.is_finite() && f.fract() == 0.0 && (-RANGE..RANGE).contains(&f) {
-        let _ = write!(out, "{}", f as i64);
+    if let Some(i) = whole(f) {
+        let _ = write!(out, "{i}");
         return;
     }
     match serde_json::Number::from_f64(f) {

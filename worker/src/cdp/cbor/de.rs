@@ -42,25 +42,24 @@ impl<'de> Deserializer<'de> {
         self.r.bytes.get(self.r.at).copied().ok_or_else(|| self.r.error("the message ends early"))
     }
 
+    /// Reads an envelope's header: where what it holds ends.
+    fn envelope(&mut self) -> Result<usize, CborError> {
+        let header = self.r.take(super::HEADER)?;
+        let len = super::envelope_len(header).map_err(|e| CborError { at: self.r.at, ..e })?;
+        self.r
+            .at
+            .checked_add(len)
+            .filter(|e| *e <= self.r.bytes.len())
+            .ok_or_else(|| self.r.error("an envelope past the message"))
+    }
+
     /// Opens a map or array, in an envelope or not: whether it is a map, and where its envelope
     /// says it ends.
     fn open(&mut self) -> Result<(bool, Option<usize>), CborError> {
         if self.depth >= MAX_DEPTH {
             return Err(self.r.error(format!("nested deeper than {MAX_DEPTH}")));
         }
-        let end = if self.peek()? == ENVELOPE[0] {
-            let header = self.r.take(super::HEADER)?;
-            let len = super::envelope_len(header).map_err(|e| CborError { at: self.r.at, ..e })?;
-            Some(
-                self.r
-                    .at
-                    .checked_add(len)
-                    .filter(|e| *e <= self.r.bytes.len())
-                    .ok_or_else(|| self.r.error("an envelope past the message"))?,
-            )
-        } else {
-            None
-        };
+        let end = if self.peek()? == ENVELOPE[0] { Some(self.envelope()?) } else { None };
         match self.r.byte()? {
             MAP_START => Ok((true, end)),
             ARRAY_START => Ok((false, end)),
@@ -124,19 +123,13 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
             (7, 0xfb) => {
                 let raw = self.r.take(8)?;
                 let f = f64::from_be_bytes(raw.try_into().unwrap_or_default());
-                // As Chrome's JSON writes it (and `to_json` reads it): a whole number in the
-                // 64-bit range without a fraction; NaN and the infinities as null.
-                const RANGE: f64 = 9_223_372_036_854_775_808.0; // 2^63
-                if f.is_finite() && f.fract() == 0.0 && (-RANGE..RANGE).contains(&f) {
-                    if f >= 0.0 {
-                        visitor.visit_u64(f as u64)
-                    } else {
-                        visitor.visit_i64(f as i64)
-                    }
-                } else if f.is_finite() {
-                    visitor.visit_f64(f)
-                } else {
-                    visitor.visit_unit()
+                // As Chrome's JSON writes it (and `to_json` reads it): a whole number as an
+                // integer; NaN and the infinities as null.
+                match super::whole(f) {
+                    Some(i) if i >= 0 => visitor.visit_u64(i as u64),
+                    Some(i) => visitor.visit_i64(i),
+                    None if f.is_finite() => visitor.visit_f64(f),
+                    None => visitor.visit_unit(),
                 }
             }
             _ => Err(self.r.error(format!("unexpected initial byte 0x{first:02x}"))),
@@ -155,9 +148,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     /// A value the type does not keep: an enveloped container is passed over by its length.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, CborError> {
         if self.peek()? == ENVELOPE[0] {
-            let header = self.r.take(super::HEADER)?;
-            let len = super::envelope_len(header).map_err(|e| CborError { at: self.r.at, ..e })?;
-            self.r.take(len)?;
+            self.r.at = self.envelope()?;
             return visitor.visit_unit();
         }
         de::Deserializer::deserialize_any(&mut *self, IgnoredAny)?;
