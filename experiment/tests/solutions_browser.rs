@@ -19,6 +19,7 @@ use skillshift_worker::browser::{BrowserConfig, Driver, Session};
 use skillshift_worker::scorer::{self, Score};
 use skillshift_worker::sites::{ResetPolicy, SiteManager};
 use skillshift_worker::skill_runtime::{run_skill, run_steps, Placeholders};
+use skillshift_worker::tabs::Tabs;
 
 const KINDS: [EvalType; 3] = [EvalType::StringMatch, EvalType::ProgramHtml, EvalType::UrlMatch];
 
@@ -105,7 +106,9 @@ async fn drive(
         answer = out.answer.unwrap_or_default();
     }
     let final_url = session.url().await.map_err(|e| e.to_string())?;
-    scorer::score(session, task, ph, &final_url, &answer, false).await.map_err(|e| e.to_string())
+    let tabs = Tabs::adopt(session).await.map_err(|e| e.to_string())?;
+    let ending = scorer::Ending { final_url: &final_url, answer: &answer, perturbed: false };
+    scorer::score(session, &tabs, task, ph, ending).await.map_err(|e| e.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

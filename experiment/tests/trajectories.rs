@@ -88,8 +88,10 @@ async fn a_real_attempt_keeps_one_step_per_counted_step_its_failing_sub_step_and
     }
 }
 
-/// Under `failures`, an attempt whose scoring leaves its last page alone (string_match) photographs
-/// that page only once the verdict is a failure: a success takes no screenshot at all.
+/// Under `failures`, the page an attempt ended on is photographed only once the verdict is a
+/// failure: a success takes no screenshot at all, whether its scoring reads only the answer and
+/// URL (string_match) or pages of their own (program_html on another URL, read in a tab of the
+/// scorer's, the agent's page left as it was).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_photographs_the_last_page_only_once_the_verdict_is_a_failure() {
     use skillshift_common::task::EvalType;
@@ -104,32 +106,47 @@ async fn failures_photographs_the_last_page_only_once_the_verdict_is_a_failure()
     };
     // GitLab v1 task 0 passes at the source in one skill call; GitLab v2 task 1 fails at the target,
     // its agent stopping with a wrong answer after skills that failed. Both are string_match.
-    let (pass, fail) = (Uid::new(Site::Gitlab, Version::V1, 0), Uid::new(Site::Gitlab, Version::V2, 1));
-    for uid in [pass, fail] {
+    // GitLab task 11 (program_html on a merge request's page) passes at the source and fails under
+    // the target's execution shift.
+    let cases = [
+        (Uid::new(Site::Gitlab, Version::V1, 0), Condition::Src, EvalType::StringMatch),
+        (Uid::new(Site::Gitlab, Version::V2, 1), Condition::Tgt, EvalType::StringMatch),
+        (Uid::new(Site::Gitlab, Version::V1, 11), Condition::Src, EvalType::ProgramHtml),
+        (Uid::new(Site::Gitlab, Version::V2, 11), Condition::TgtExec, EvalType::ProgramHtml),
+    ];
+    let mut done = Vec::new();
+    for (uid, condition, eval_type) in cases {
         let task = skillshift_sites::tasks(uid.site, uid.version)
             .into_iter()
             .map(|g| g.task)
             .find(|t| t.task_id == uid.task_id)
             .expect("a fixture task");
-        assert_eq!(task.eval.eval_types, vec![EvalType::StringMatch], "{uid}: the premise");
+        assert_eq!(task.eval.eval_types, vec![eval_type], "{uid}: the premise");
+        if eval_type == EvalType::ProgramHtml {
+            assert!(task.eval.program_html.iter().all(|c| c.url != "last"), "{uid}: the premise, checks on other URLs");
+        }
+        done.push(run(uid, condition).await);
     }
-    let passed = run(pass, Condition::Src).await;
-    let failed = run(fail, Condition::Tgt).await;
     driver.shutdown().await;
 
-    assert_eq!(passed.record.outcome, Some(Outcome::Success), "{:?}", passed.record);
-    let steps = &passed.trajectory.trajectory.steps;
-    assert!(steps.iter().all(|s| s.last_action_error.is_none()), "the premise: no page showed an error");
-    assert_eq!(passed.screenshots_taken, 0, "a success whose scoring leaves its page alone takes none");
+    for pair in done.chunks(2) {
+        let (passed, failed) = (&pair[0], &pair[1]);
+        assert_eq!(passed.record.outcome, Some(Outcome::Success), "{:?}", passed.record);
+        let steps = &passed.trajectory.trajectory.steps;
+        assert!(steps.iter().all(|s| s.last_action_error.is_none()), "the premise: no page showed an error");
+        assert_eq!(passed.screenshots_taken, 0, "{}: a success takes none", passed.record.uid);
 
-    assert_eq!(failed.record.outcome, Some(Outcome::Failure), "{:?}", failed.record);
-    let t = &failed.trajectory.trajectory;
-    let last = t.steps.last().expect("steps");
-    assert!(last.action.as_deref().is_some_and(|a| a.starts_with("stop [")), "the premise: {last:?}");
-    let name = last.screenshot.as_deref().expect("the last page of a failure is kept, photographed after its verdict");
-    let digest = name.trim_start_matches("screenshots/").trim_end_matches(".png");
-    assert!(failed.trajectory.screenshots.get(digest).is_some_and(|png| png.starts_with(b"\x89PNG")));
-    assert!(failed.screenshots_taken >= 1);
+        assert_eq!(failed.record.outcome, Some(Outcome::Failure), "{:?}", failed.record);
+        let t = &failed.trajectory.trajectory;
+        let last = t.steps.last().expect("steps");
+        assert!(last.action.as_deref().is_some_and(|a| a.starts_with("stop [")), "the premise: {last:?}");
+        let name =
+            last.screenshot.as_deref().expect("the last page of a failure is kept, photographed after its verdict");
+        let digest = name.trim_start_matches("screenshots/").trim_end_matches(".png");
+        assert!(failed.trajectory.screenshots.get(digest).is_some_and(|png| png.starts_with(b"\x89PNG")));
+        // The instant agent's error pages are not photographed: the last page is the one screenshot.
+        assert_eq!(failed.screenshots_taken, 1, "{}", failed.record.uid);
+    }
 }
 
 /// An executor that makes up one attempt whose single step shows a 10 MB page.

@@ -14,9 +14,10 @@ judge is a deterministic stand-in (fuzzy: the reference is a substring of the
 answer; unachievable reason: the answer says "because") whose calls are logged;
 with "judge": false a call to it is reported as {"verdict": "invalid"}.
 
-"browser_cases": [{"id", "url", "eval"}] are scored on real pages instead: each URL is
-loaded in Playwright's Chromium (CHROMIUM, default /usr/lib/chromium/chromium) and
-WebArena's evaluator reads that page.
+"browser_cases": [{"id", "url", "setup"?, "eval"}] are scored on real pages instead: each URL
+is loaded in Playwright's Chromium (CHROMIUM, default /usr/lib/chromium/chromium), each
+"setup" expression evaluated in it (what an agent did there), and WebArena's evaluator reads
+that page.
 
 Output: {"cases": [{"id", "verdict": "pass"|"fail"|"invalid", "error"?, "opened": [url],
 "judge_calls": [[kind, pred, reference, question]]}], "tokens": [[token, ...]],
@@ -147,8 +148,12 @@ def run_in_browser(cases):
         browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/lib/chromium/chromium"),
                                     args=["--no-sandbox"])
         for case in cases:
-            page = browser.new_page()
+            # A context of the case's own: WebArena's evaluator opens a check's URL with context.new_page().
+            context = browser.new_context()
+            page = context.new_page()
             page.goto(case["url"])
+            for js in case.get("setup", []):
+                page.evaluate(f"() => {{ {js}; }}")
             with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
                 json.dump({"sites": ["gitlab"], "task_id": 0, "require_login": False, "storage_state": None,
                            "start_url": case["url"], "geolocation": None, "intent_template": "",
@@ -165,7 +170,7 @@ def run_in_browser(cases):
                 res["error"] = f"{type(e).__name__}: {e}"
             finally:
                 os.unlink(path)
-                page.close()
+                context.close()
             out.append(res)
         browser.close()
     return out

@@ -841,8 +841,13 @@ impl Session {
         self.page().map(|p| p.target)
     }
 
-    /// Closes the tab `handle` of the attempt's context over DevTools.
-    pub async fn close_tab(&self, handle: &str) -> Result<(), BrowserError> {
+    /// Whether the browser's DevTools socket is open (else only WebDriver drives the browser).
+    pub fn has_devtools(&self) -> bool {
+        self.devtools.is_some()
+    }
+
+    /// Closes the tab `handle` over DevTools, without waiting for it to leave the target list.
+    pub async fn discard_tab(&self, handle: &str) -> Result<(), BrowserError> {
         let Some(conn) = &self.devtools else {
             return Err(BrowserError::Session("closing a tab over DevTools needs the browser's socket".into()));
         };
@@ -850,6 +855,12 @@ impl Session {
         if let Ok(mut a) = self.attached.lock() {
             a.remove(handle);
         }
+        Ok(())
+    }
+
+    /// Closes the tab `handle` of the attempt's context over DevTools.
+    pub async fn close_tab(&self, handle: &str) -> Result<(), BrowserError> {
+        self.discard_tab(handle).await?;
         // Chrome answers before the tab is gone from its target list; WebDriver's close waits
         // for that, and so does this (bounded by the call deadline).
         let start = Instant::now();

@@ -231,7 +231,7 @@ impl Perturbation {
     }
 
     /// Registers the script for every later document of the session; returns
-    /// its identifier (for removal before scoring), or `None` when there is none.
+    /// its identifier, or `None` when there is none.
     pub async fn install(&self, session: &Session) -> Result<Option<String>, BrowserError> {
         let Some(source) = self.script() else { return Ok(None) };
         let r = session.cdp("Page.addScriptToEvaluateOnNewDocument", json!({"source": source})).await?;

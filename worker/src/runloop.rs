@@ -627,35 +627,31 @@ async fn drive(
             }
         }
     }
-    // Under `failures`, the page the agent ended on is kept only if the attempt fails: when scoring
-    // leaves that page alone, it is photographed once the verdict says so, else before scoring.
-    let shoot_after_verdict = stopped && scorer::leaves_the_final_page(task);
-    if !shoot_after_verdict {
+    // Under `failures`, the page the agent ended on is kept only if the attempt fails. Scoring reads
+    // other pages in tabs of its own, so that page is photographed once the verdict says so; only a
+    // `last` check's prep actions, which run in it, make it photographed before.
+    let shoot_first = !stopped || scorer::changes_the_final_page(task);
+    if shoot_first {
         final_screenshot(session, &mut p.capture).await;
     }
     if !stopped {
         return End::Timeout;
     }
 
-    // Score once, on the unperturbed site.
+    // Score once, on the site itself.
     let final_url = match session.url().await {
         Ok(u) => u,
         Err(e) => return browser_end(e),
     };
-    if let Some(id) = &script_id {
-        if let Err(e) = scorer::remove_scripts(session, std::slice::from_ref(id)).await {
-            return browser_end(e);
-        }
-    }
     let answer = p.answer.clone().unwrap_or_default();
     let score_span = spans::score(task.eval.eval_types.len());
-    let score = match scorer::score_with(session, task, ph, &final_url, &answer, script_id.is_some(), spec.evaluator)
-        .instrument(score_span.clone())
-        .await
-    {
-        Ok(s) => s,
-        Err(e) => return browser_end(e),
-    };
+    let ending = scorer::Ending { final_url: &final_url, answer: &answer, perturbed: script_id.is_some() };
+    let score =
+        match scorer::score_with(session, &tabs, task, ph, ending, spec.evaluator).instrument(score_span.clone()).await
+        {
+            Ok(s) => s,
+            Err(e) => return browser_end(e),
+        };
     let verdict = match &score.verdict {
         Verdict::Pass => "pass",
         Verdict::Fail => "fail",
@@ -667,7 +663,7 @@ async fn drive(
         Some(scored) => p.capture.score(scored),
         None => p.capture.score_stopped(&score.details.join("; ")),
     }
-    if shoot_after_verdict && score.verdict != Verdict::Pass {
+    if !shoot_first && score.verdict != Verdict::Pass {
         final_screenshot(session, &mut p.capture).await;
     }
     match score.verdict {

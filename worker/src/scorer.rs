@@ -4,16 +4,17 @@
 //! HTTP-level checker); this module is the browser's side of them
 //! ([`PageReader`]): load a check's `url`, read the page's source, evaluate a
 //! locator as WebArena does (`() => locator`).
-//! Perturbation scripts are removed before scoring so the evaluators read the
-//! site itself, not the perturbed rendering of it; a `last` check on a
-//! perturbed attempt reloads the final page for the same reason.
+//! A check's URL is read in a page of the scorer's own, as WebArena opens one per check, so the
+//! agent's page stays as it ended; a `last` check on a perturbed attempt loads the final URL in
+//! such a page too, so the evaluators read the site itself, not its perturbed rendering.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use skillshift_common::evaluate::{self, FinalState, Mode, Options, PageError, PageReader, Verdict};
 use skillshift_common::task::{EvalType, Task};
 
 use crate::browser::{BrowserError, Session};
 use crate::skill_runtime::Placeholders;
+use crate::tabs::Tabs;
 
 /// The verdict and a one-line reason per evaluator, for the trajectory.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,13 +51,20 @@ const PY_SHAPE: &str = "const py = x => { \
     if (x && typeof x === 'object') { const o = {}; for (const k of Object.keys(x)) o[k] = x[k] === undefined ? null : py(x[k]); return o; } \
     return x; };";
 
-/// The session as the evaluators' page reader: a check's URL is loaded in the
-/// same tab, and the final page reloaded when a later check reads `last`.
+/// The session as the evaluators' page reader. As WebArena's evaluator does, a check's URL is
+/// loaded in a page of its own (a new tab of the attempt's context, closed after the check), and
+/// a `last` check reads the agent's tab, which scoring never navigates: the page the agent ended on
+/// stays as it was, for its screenshot once the verdict is known. A perturbed attempt's `last`
+/// check reads the final URL loaded afresh in a page of its own, so the site itself is read.
 struct Reader<'a> {
     session: &'a Session,
+    tabs: &'a Tabs,
     final_url: &'a str,
     perturbed: bool,
-    away: bool,
+    /// The agent's tab, once the scorer has opened a page of its own.
+    agent: Option<String>,
+    /// The scorer's open page, the current tab while it is open.
+    page: Option<String>,
     fatal: Option<BrowserError>,
 }
 
@@ -70,26 +78,46 @@ impl Reader<'_> {
             other(e.to_string())
         }
     }
-}
 
-impl PageReader for Reader<'_> {
-    async fn open(&mut self, url: &str) -> Result<(), PageError> {
-        self.away = true;
-        match self.session.goto(url).await {
+    /// Loads `url` in a new page of the scorer's own, closing the one it had.
+    async fn load(&mut self, url: &str) -> Result<(), PageError> {
+        if let Err(e) = self.close_page().await {
+            return Err(self.fail(e, PageError::Navigation));
+        }
+        let opened = async {
+            if self.agent.is_none() {
+                self.agent = Some(self.tabs.current(self.session).await?);
+            }
+            let page = self.tabs.open_page(self.session).await?;
+            self.page = Some(page);
+            self.session.goto(url).await
+        };
+        match opened.await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.fail(e, PageError::Navigation)),
         }
     }
 
+    /// Closes the scorer's page, if open, and makes the agent's tab current again.
+    async fn close_page(&mut self) -> Result<(), BrowserError> {
+        let (Some(page), Some(agent)) = (self.page.take(), self.agent.as_deref()) else { return Ok(()) };
+        self.tabs.close_page(self.session, &page, agent).await
+    }
+}
+
+impl PageReader for Reader<'_> {
+    async fn open(&mut self, url: &str) -> Result<(), PageError> {
+        self.load(url).await
+    }
+
     async fn use_final_page(&mut self) -> Result<(), PageError> {
-        // A perturbed attempt's final page is reloaded so the site itself is read.
-        if self.away || self.perturbed {
-            self.away = false;
-            if let Err(e) = self.session.goto(self.final_url).await {
-                return Err(self.fail(e, PageError::Navigation));
-            }
+        if self.perturbed {
+            return self.load(self.final_url).await;
         }
-        Ok(())
+        match self.close_page().await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.fail(e, PageError::Navigation)),
+        }
     }
 
     async fn content(&mut self) -> Result<String, PageError> {
@@ -107,61 +135,71 @@ impl PageReader for Reader<'_> {
     }
 }
 
-/// Scores the attempt with WebArena's rules. `final_url` is the page the agent ended on; `answer` its stop answer.
+/// How an attempt ended, as scoring reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Ending<'a> {
+    /// The URL of the page the agent ended on.
+    pub final_url: &'a str,
+    /// The agent's stop answer.
+    pub answer: &'a str,
+    /// Whether the attempt's pages were perturbed.
+    pub perturbed: bool,
+}
+
+/// Scores the attempt with WebArena's rules, in its tabs, leaving the agent's tab current and as it was.
 pub async fn score(
     session: &Session,
+    tabs: &Tabs,
     task: &Task,
     ph: &Placeholders,
-    final_url: &str,
-    answer: &str,
-    perturbed: bool,
+    ending: Ending<'_>,
 ) -> Result<Score, BrowserError> {
-    score_with(session, task, ph, final_url, answer, perturbed, Mode::WebArena).await
+    score_with(session, tabs, task, ph, ending, Mode::WebArena).await
 }
 
 /// [`score`] under the given evaluator mode (`--evaluator webarena|strict`).
 pub async fn score_with(
     session: &Session,
+    tabs: &Tabs,
     task: &Task,
     ph: &Placeholders,
-    final_url: &str,
-    answer: &str,
-    perturbed: bool,
+    ending: Ending<'_>,
     mode: Mode,
 ) -> Result<Score, BrowserError> {
     let task = task.map_strings(&|s| ph.apply(s));
-    let state = FinalState { answer, url: final_url };
-    let mut reader = Reader { session, final_url, perturbed, away: false, fatal: None };
+    let state = FinalState { answer: ending.answer, url: ending.final_url };
+    let mut reader = Reader {
+        session,
+        tabs,
+        final_url: ending.final_url,
+        perturbed: ending.perturbed,
+        agent: None,
+        page: None,
+        fatal: None,
+    };
     let judge = crate::judge::for_task(&task);
     let opts = Options {
         mode,
         judge: judge.as_ref().map(|j| j as &dyn skillshift_common::evaluate::Judge),
         ..Options::default()
     };
-    match evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await {
+    let scored = evaluate::evaluate(&task.intent, &task.eval, &state, &mut reader, &opts).await;
+    if let Some(fatal) = reader.fatal.take() {
+        return Err(fatal);
+    }
+    reader.close_page().await?;
+    match scored {
         Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored) }),
-        Err(e) => match reader.fatal.take() {
-            Some(fatal) => Err(fatal),
-            None => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),
-        },
+        Err(e) => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),
     }
 }
 
-/// Whether scoring `task` leaves the page the agent ended on as it is: only `program_html` reads
-/// pages, opening its checks' URLs (and reloading the final page of a perturbed attempt).
-pub fn leaves_the_final_page(task: &Task) -> bool {
-    !task.eval.eval_types.contains(&EvalType::ProgramHtml)
-}
-
-/// Removes the perturbation scripts registered for later documents.
-pub async fn remove_scripts(session: &Session, identifiers: &[String]) -> Result<(), BrowserError> {
-    for id in identifiers {
-        match session.cdp("Page.removeScriptToEvaluateOnNewDocument", json!({"identifier": id})).await {
-            Err(e) if e.is_fatal() => return Err(e),
-            _ => {}
-        }
-    }
-    Ok(())
+/// Whether scoring `task` may change the page the agent ended on: a `last` check's `prep_actions`
+/// run in that page (of an unperturbed attempt), as WebArena runs them. Every other read leaves it
+/// as it is.
+pub fn changes_the_final_page(task: &Task) -> bool {
+    task.eval.eval_types.contains(&EvalType::ProgramHtml)
+        && task.eval.program_html.iter().any(|c| c.url == "last" && !c.prep_actions.is_empty())
 }
 
 #[cfg(test)]

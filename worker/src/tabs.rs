@@ -153,6 +153,33 @@ impl Tabs {
         switch(session, &last).await
     }
 
+    /// The current tab's handle.
+    pub async fn current(&self, session: &Session) -> Result<String, BrowserError> {
+        current(session).await
+    }
+
+    /// A page of the scorer's own, as WebArena's evaluator opens one per check with
+    /// `context.new_page()`: a new tab in the attempt's browser context (its cookies, the
+    /// attempt's headers), made current. It is never one of the attempt's tabs: the scorer
+    /// closes it ([`Tabs::close_page`]) before the attempt ends.
+    pub async fn open_page(&self, session: &Session) -> Result<String, BrowserError> {
+        let id = session.create_target("about:blank").await?;
+        session.switch_to(&id).await?;
+        self.apply_headers(session).await?;
+        Ok(id)
+    }
+
+    /// Closes the scorer's page `page`, the current tab, and makes `back` current again.
+    pub async fn close_page(&self, session: &Session, page: &str, back: &str) -> Result<(), BrowserError> {
+        if session.has_devtools() {
+            session.discard_tab(page).await?;
+        } else {
+            deadline("close tab", WINDOW_LIMIT, async { session.webdriver().close_window().await.map_err(wd_error) })
+                .await?;
+        }
+        session.switch_to(back).await
+    }
+
     /// WebArena's tab line: `Tab 0 (current): Title | Tab 1: Title`, each
     /// title the tab's `document.title` (read by visiting the tab, since
     /// DevTools' target titles fall back to the URL).

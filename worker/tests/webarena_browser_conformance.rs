@@ -3,7 +3,9 @@
 //! and read by WebArena's `HTMLContentEvaluator` (libwebarena, in the venv of
 //! `scripts/webarena-oracle/setup.sh`) through Playwright on the same Chromium
 //! build. The verdicts must agree: page source (`''`), values of every type a
-//! locator returns, throws, hidden and block text, `prep_actions`.
+//! locator returns, throws, hidden and block text, `prep_actions`, and checks
+//! across pages on an agent's page with state of its own (a check's URL read in
+//! a page of its own, `last` in the agent's, which scoring leaves as it was).
 //!
 //! Skipped, loudly, only when the package registry cannot be reached; under
 //! CI (`CI` set) that is a failure.
@@ -26,6 +28,7 @@ use skillshift_common::Site;
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
 use skillshift_worker::scorer;
 use skillshift_worker::skill_runtime::Placeholders;
+use skillshift_worker::tabs::Tabs;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -135,11 +138,73 @@ fn task(eval: Eval, url: &str) -> Task {
     }
 }
 
+/// Checks across pages, on an agent's page with state of its own (a value typed, not saved):
+/// (the agent's setup, the checks). WebArena reads a check's URL in a new page and `last` in the
+/// agent's, whatever came before it.
+fn page_cases(base: &str) -> Vec<(Vec<&'static str>, Value)> {
+    let typed = vec!["document.querySelector('#title').value = 'typed by the agent'"];
+    let tiny = format!("{base}/tiny");
+    let last = |locator: &str, rc: Value| json!({"url": "last", "locator": locator, "required_contents": rc});
+    let at = |url: &str, locator: &str, rc: Value| json!({"url": url, "locator": locator, "required_contents": rc});
+    let title = "document.querySelector('#title').value";
+    vec![
+        (
+            typed.clone(),
+            json!([
+                at(&tiny, "", json!({"must_include": ["<p>x</p>"]})),
+                last(title, json!({"exact_match": "typed by the agent"}))
+            ]),
+        ),
+        (
+            typed.clone(),
+            json!([
+                last(title, json!({"exact_match": "typed by the agent"})),
+                at(&tiny, "document.title", json!({"exact_match": ""}))
+            ]),
+        ),
+        (
+            typed.clone(),
+            json!([
+                at(&tiny, "", json!({"must_include": ["<p>x</p>"]})),
+                at(&format!("{base}/issue"), title, json!({"exact_match": "hello \"world\""})),
+                last("document.title", json!({"must_include": ["Issue 7"]}))
+            ]),
+        ),
+        (
+            typed.clone(),
+            json!([
+                at(&tiny, "", json!({"must_include": ["<p>x</p>"]})),
+                last(title, json!({"exact_match": "hello \"world\""}))
+            ]),
+        ),
+        (
+            vec![],
+            json!([
+                at(&tiny, "document.querySelector('#title').value", json!({"exact_match": ""})),
+                last("document.querySelector('#state').outerText", json!({"exact_match": "closed"}))
+            ]),
+        ),
+    ]
+}
+
+/// The context's pages once Chrome's list has caught up with a close (it answers before the tab is gone).
+async fn open_tabs(session: &Session, tabs: &Tabs) -> usize {
+    let mut n = 0;
+    for _ in 0..100 {
+        n = tabs.sync(session).await.unwrap().len();
+        if n == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    n
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn program_html_on_real_pages_agrees_with_webarena() {
     let Some((python, dir)) = common::webarena_oracle("webarena_browser_conformance") else { return };
     let base = serve().await;
-    let cases: Vec<(String, String, Value)> = cases()
+    let mut cases: Vec<(String, String, Vec<String>, Value)> = cases()
         .into_iter()
         .enumerate()
         .map(|(i, (page, locator, rc, prep))| {
@@ -149,10 +214,16 @@ async fn program_html_on_real_pages_agrees_with_webarena() {
             }
             let eval = json!({"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
                               "program_html": [check]});
-            (format!("browser-{i}"), format!("{base}/{page}"), eval)
+            (format!("browser-{i}"), format!("{base}/{page}"), Vec::new(), eval)
         })
         .collect();
-    let input = json!({"browser_cases": cases.iter().map(|(id, url, eval)| json!({"id": id, "url": url, "eval": eval})).collect::<Vec<_>>()});
+    for (i, (setup, checks)) in page_cases(&base).into_iter().enumerate() {
+        let eval = json!({"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+                          "program_html": checks});
+        let setup = setup.into_iter().map(str::to_string).collect();
+        cases.push((format!("pages-{i}"), format!("{base}/issue"), setup, eval));
+    }
+    let input = json!({"browser_cases": cases.iter().map(|(id, url, setup, eval)| json!({"id": id, "url": url, "setup": setup, "eval": eval})).collect::<Vec<_>>()});
     let oracle_out = tokio::task::spawn_blocking(move || {
         use std::io::Write;
         let mut child = Command::new(&python)
@@ -174,10 +245,22 @@ async fn program_html_on_real_pages_agrees_with_webarena() {
     let driver = Arc::new(Driver::new(BrowserConfig::default()));
     let session = Session::open(&driver).await.unwrap();
     let mut disagreements = Vec::new();
-    for ((id, url, eval), their) in cases.iter().zip(theirs["browser_cases"].as_array().unwrap()) {
+    for ((id, url, setup, eval), their) in cases.iter().zip(theirs["browser_cases"].as_array().unwrap()) {
         session.goto(url).await.unwrap();
+        for js in setup {
+            session.eval(js).await.unwrap();
+        }
         let t = task(serde_json::from_value(eval.clone()).unwrap(), url);
-        let score = scorer::score(&session, &t, &Placeholders(vec![]), url, "", false).await.unwrap();
+        let tabs = Tabs::adopt(&session).await.unwrap();
+        let ending = scorer::Ending { final_url: url, answer: "", perturbed: false };
+        let score = scorer::score(&session, &tabs, &t, &Placeholders(vec![]), ending).await.unwrap();
+        // Scoring leaves the agent's page current and as it was, and no page of its own open.
+        assert_eq!(&session.url().await.unwrap(), url, "{id}: the agent's tab was navigated");
+        if !setup.is_empty() {
+            let title = session.eval("document.querySelector('#title').value").await.unwrap();
+            assert_eq!(title, json!("typed by the agent"), "{id}: the agent's page was reloaded");
+        }
+        assert_eq!(open_tabs(&session, &tabs).await, 1, "{id}: a page of the scorer's was left open");
         let ours = match score.verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "fail",
@@ -202,4 +285,33 @@ async fn program_html_on_real_pages_agrees_with_webarena() {
     );
     assert!(passing >= 20, "too few passing cases to mean much: {passing}");
     assert!(disagreements.is_empty(), "{} disagreements:\n{}", disagreements.len(), disagreements.join("\n"));
+}
+
+/// A perturbed attempt's `last` check reads the final URL loaded afresh (the site itself, not
+/// the page as the agent's perturbed tab shows it), in a page of the scorer's own: the agent's
+/// page keeps what was done in it, for its screenshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_perturbed_attempts_last_page_is_read_afresh_and_left_as_it_was() {
+    let base = serve().await;
+    let url = format!("{base}/issue");
+    let driver = Arc::new(Driver::new(BrowserConfig::default()));
+    let session = Session::open(&driver).await.unwrap();
+    session.goto(&url).await.unwrap();
+    session.eval("document.querySelector('#state').textContent = 'Perturbed'").await.unwrap();
+    let check = |rc: &str| {
+        json!({"eval_types": ["program_html"], "reference_answers": null, "reference_url": "", "program_html": [
+            {"url": "last", "locator": "document.querySelector('#state').outerText", "required_contents": {"exact_match": rc}}]})
+    };
+    let tabs = Tabs::adopt(&session).await.unwrap();
+    let mut verdicts = Vec::new();
+    for (perturbed, rc) in [(true, "closed"), (true, "perturbed"), (false, "perturbed")] {
+        let t = task(serde_json::from_value(check(rc)).unwrap(), &url);
+        let ending = scorer::Ending { final_url: &url, answer: "", perturbed };
+        verdicts.push(scorer::score(&session, &tabs, &t, &Placeholders(vec![]), ending).await.unwrap().verdict);
+        assert_eq!(session.url().await.unwrap(), url);
+        assert_eq!(session.eval("document.querySelector('#state').textContent").await.unwrap(), json!("Perturbed"));
+        assert_eq!(open_tabs(&session, &tabs).await, 1);
+    }
+    session.close().await;
+    assert_eq!(verdicts, [Verdict::Pass, Verdict::Fail, Verdict::Pass]);
 }
