@@ -187,7 +187,12 @@ pub async fn score_with(
     if let Some(fatal) = reader.fatal.take() {
         return Err(fatal);
     }
-    reader.close_page().await?;
+    match reader.close_page().await {
+        Err(e) if e.is_fatal() => return Err(e),
+        // The verdict stands; only the agent's tab may not be current for its screenshot.
+        Err(e) => tracing::warn!(error = %e, "could not close the scorer's page"),
+        Ok(()) => {}
+    }
     match scored {
         Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored) }),
         Err(e) => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),

@@ -164,7 +164,12 @@ impl Tabs {
     /// closes it ([`Tabs::close_page`]) before the attempt ends.
     pub async fn open_page(&self, session: &Session) -> Result<String, BrowserError> {
         let id = session.create_target("about:blank").await?;
-        session.switch_to(&id).await?;
+        if let Err(e) = session.switch_to(&id).await {
+            if session.has_devtools() {
+                let _ = session.discard_tab(&id).await;
+            }
+            return Err(e);
+        }
         self.apply_headers(session).await?;
         Ok(id)
     }
