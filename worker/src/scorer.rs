@@ -81,21 +81,15 @@ impl Reader<'_> {
 
     /// Loads `url` in a new page of the scorer's own, closing the one it had.
     async fn load(&mut self, url: &str) -> Result<(), PageError> {
-        if let Err(e) = self.close_page().await {
-            return Err(self.fail(e, PageError::Navigation));
-        }
         let opened = async {
+            self.close_page().await?;
             if self.agent.is_none() {
                 self.agent = Some(self.tabs.current(self.session).await?);
             }
-            let page = self.tabs.open_page(self.session).await?;
-            self.page = Some(page);
+            self.page = Some(self.tabs.open_page(self.session).await?);
             self.session.goto(url).await
         };
-        match opened.await {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.fail(e, PageError::Navigation)),
-        }
+        opened.await.map_err(|e| self.fail(e, PageError::Navigation))
     }
 
     /// Closes the scorer's page, if open, and makes the agent's tab current again.
@@ -114,10 +108,7 @@ impl PageReader for Reader<'_> {
         if self.perturbed {
             return self.load(self.final_url).await;
         }
-        match self.close_page().await {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.fail(e, PageError::Navigation)),
-        }
+        self.close_page().await.map_err(|e| self.fail(e, PageError::Navigation))
     }
 
     async fn content(&mut self) -> Result<String, PageError> {
