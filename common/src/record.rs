@@ -40,6 +40,21 @@ impl Outcome {
 /// The treatment a record belongs to when its `treatment` field is absent.
 pub const DEFAULT_TREATMENT: &str = "default";
 
+/// The longest `error_detail` a record keeps (docs/formats.md#records).
+pub const MAX_ERROR_DETAIL_CHARS: usize = 200;
+
+/// `message` as a record's `error_detail`: on one line (white space folded) and at most
+/// [`MAX_ERROR_DETAIL_CHARS`] characters, the cut marked with `…`. Redact it first.
+pub fn error_detail(message: &str) -> String {
+    let folded = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= MAX_ERROR_DETAIL_CHARS {
+        return folded;
+    }
+    let mut cut: String = folded.chars().take(MAX_ERROR_DETAIL_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
 /// One attempt's record. Optional fields are omitted from JSON when unset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -95,6 +110,10 @@ pub struct Record {
     /// Why a non-success attempt did not succeed (`wrong_answer`, `step_budget`, `worker_lost`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_category: Option<String>,
+    /// For an `error` attempt, what failed: at most [`MAX_ERROR_DETAIL_CHARS`] characters, redacted like
+    /// its trajectory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_detail: Option<String>,
     /// The attempt's trajectory file, relative to the records file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trajectory: Option<String>,
@@ -131,6 +150,7 @@ impl Record {
             trace_id: None,
             simulated: None,
             failure_category: None,
+            error_detail: None,
             trajectory: None,
         }
     }

@@ -8,6 +8,7 @@
 //! * [`export`]: `per_task.jsonl` and `contract.json` from a coordinator.
 //! * [`follow`]: following a sweep to its end, retrying on the error's kind, never its text.
 //! * [`progress`]: the terminal view of a running sweep.
+//! * [`audit`]: `skillshift tasks audit`, every task's reference and doing nothing in real Chromium.
 //! * [`attempt`]: `skillshift run`, one attempt by hand with its trajectory shown.
 //! * [`calibration`]: the calibration run and its grading.
 //! * [`webarena`]: `skillshift run --tasks`, one task of any WebArena config file against given sites.
@@ -22,6 +23,7 @@
 //! the binary does.
 
 pub mod attempt;
+pub mod audit;
 pub mod calibration;
 pub mod embedded;
 pub mod export;

@@ -81,7 +81,7 @@ impl Bars {
     }
 }
 
-fn fmt_duration(ms: u64) -> String {
+pub fn fmt_duration(ms: u64) -> String {
     let s = ms / 1000;
     if s >= 3600 {
         format!("{}h{:02}m", s / 3600, (s % 3600) / 60)

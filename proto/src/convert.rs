@@ -98,6 +98,7 @@ impl From<&Record> for v1::RunRecord {
             simulated: r.simulated,
             failure_category: r.failure_category.clone(),
             trajectory: r.trajectory.clone(),
+            error_detail: r.error_detail.clone(),
         }
     }
 }
@@ -166,6 +167,8 @@ impl TryFrom<v1::RunRecord> for Record {
         rec.simulated = r.simulated;
         rec.failure_category = r.failure_category;
         rec.trajectory = r.trajectory;
+        // Bounded whatever the sender did: one line of at most 200 characters.
+        rec.error_detail = r.error_detail.as_deref().map(skillshift_common::record::error_detail);
         Ok(rec)
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use skillshift_common::skills::Step;
 use skillshift_common::task::{load_task_file, task_file_path, Task};
-use skillshift_common::{Site, Uid, Version};
+use skillshift_common::{Condition, Site, Uid, Version};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -47,6 +47,46 @@ enum Command {
     },
     /// A task's intent, both versions' start URLs and its reference solution(s).
     Show { uid: Uid },
+    /// Prove every task valid in real headless Chromium: its reference solution passes and doing nothing
+    /// fails, each from a fresh reset, through the worker's own attempt path. Exit 0 when every
+    /// task-version is `ok`, 1 when any is not, 2 when the audit cannot run.
+    Audit(AuditArgs),
+}
+
+#[derive(clap::Args)]
+struct AuditArgs {
+    /// Only these sites (default: all three).
+    #[arg(long, value_delimiter = ',')]
+    sites: Vec<Site>,
+    /// Only these versions (default: v1,v2).
+    #[arg(long, value_delimiter = ',')]
+    versions: Vec<Version>,
+    /// Also run the reference solution under these perturbed conditions (src-perc, src-exec, tgt-perc,
+    /// tgt-exec); reported apart, they never change a task's status.
+    #[arg(long, value_delimiter = ',')]
+    conditions: Vec<Condition>,
+    /// A JSON file shaped like data/calibration_set.json: only the listed families of the sites it names.
+    #[arg(long)]
+    families: Option<PathBuf>,
+    /// Browsers running attempts at once, each with its own fixture sites.
+    #[arg(long, default_value_t = 2)]
+    workers: u32,
+    /// Runs of the reference solution per task-version; with 2 or more, runs that disagree make the
+    /// task `nondeterministic`.
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// The step budget of each attempt.
+    #[arg(long, default_value_t = 10)]
+    max_steps: u32,
+    /// The wall-clock ceiling of each attempt, in seconds.
+    #[arg(long, default_value_t = 120)]
+    task_timeout: u64,
+    /// The seed the perturbed conditions derive theirs from (a sweep's `--seed`).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Print the report as JSON (docs/formats.md#the-task-audit).
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -56,7 +96,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Validate { sites, .. } => validate(&args.data, sites),
         Command::List { site, version } => list(&args.data, site, version),
         Command::Show { uid } => show(&args.data, uid),
+        Command::Audit(a) => audit(args.data, a),
     }
+}
+
+fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
+    use skillshift_experiment::audit::{self, AuditSettings};
+    let mut s = AuditSettings::all(data);
+    if !a.sites.is_empty() {
+        s.sites = a.sites;
+    }
+    if !a.versions.is_empty() {
+        s.versions = a.versions;
+    }
+    s.conditions = a.conditions;
+    s.families = a.families;
+    s.workers = a.workers;
+    s.repeat = a.repeat;
+    s.max_steps = a.max_steps;
+    s.task_timeout_s = a.task_timeout;
+    s.seed = a.seed;
+    let report = audit::run(&s)?;
+    if report.measured_nothing() {
+        let first = report.tasks.first().and_then(|r| r.detail.clone()).unwrap_or_default();
+        anyhow::bail!("every attempt of the audit errored; the first: {first}");
+    }
+    let text = if a.json {
+        serde_json::to_string_pretty(&report)? + "\n"
+    } else {
+        report.lines().join("\n") + "\n"
+    };
+    crate::cmd::write_stdout(&text)?;
+    Ok(if report.all_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn generate(out: PathBuf) -> anyhow::Result<ExitCode> {

@@ -19,7 +19,7 @@ use skillshift_common::evaluate::Scored;
 use skillshift_common::failure;
 use skillshift_common::skills::Step as SkillStep;
 use skillshift_common::trajectory::{
-    screenshot_name, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy, SkillCall,
+    redact, screenshot_name, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy, SkillCall,
     SkillSubStep, Step, Trajectory,
 };
 use skillshift_common::{AttemptSpec, Outcome, Record};
@@ -275,6 +275,13 @@ impl Capture {
         self.secrets.sort();
         self.secrets.dedup();
         t.redact(&self.secrets);
+        // The record's free texts are redacted as its trajectory is: the record may be published where the
+        // trajectory is not.
+        record.error_detail = match (&record.error, error_message) {
+            (Some(_), Some(m)) => Some(skillshift_common::record::error_detail(&redact(m, &self.secrets))),
+            _ => None,
+        };
+        record.answer = record.answer.as_deref().map(|a| redact(a, &self.secrets));
         Blob { trajectory: t, screenshots: self.screenshots }
     }
 }

@@ -1,6 +1,7 @@
 //! The worker: runs attempts and turns each into a per-task record.
 //!
 //! The run path, bottom up:
+//! * [`preflight`]: the browser and its driver start once before a worker takes work, or it says what is missing.
 //! * [`browser`]: supervised chromedriver, one Chromium per slot kept across attempts, a clean tab per attempt.
 //! * [`cdp`]: DevTools over the browser's own WebSocket, one multiplexed connection per browser.
 //! * [`axtree`]: the observation, Chrome's accessibility tree in WebArena's text form.
@@ -35,6 +36,7 @@ pub mod health;
 pub mod judge;
 pub mod llm_permit;
 pub mod perturb;
+pub mod preflight;
 pub mod recorder;
 pub mod remote;
 pub mod run_executor;

@@ -213,6 +213,11 @@ impl Engine {
         rec.outcome = Some(Outcome::Error);
         rec.error = Some(reason.into());
         rec.failure_category = failure::categorize(Outcome::Error, Some(reason), None);
+        let detail = match reason {
+            super::WORKER_LOST => format!("worker {worker} was lost while it ran the attempt (its stream broke or its lease expired)"),
+            other => format!("the coordinator ended worker {worker}'s attempt without its record: {other}"),
+        };
+        rec.error_detail = Some(skillshift_common::record::error_detail(&detail));
         rec.worker = Some(worker);
         if let Some(span) = self.spans.end_attempt(key, Outcome::Error.as_str(), Some(reason)) {
             rec.trace_id = trace_context::trace_id(&span);
