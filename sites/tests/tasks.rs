@@ -1,8 +1,7 @@
 //! The generated task sets of the admin sites, as their module headers state
 //! them: task `i` of v1 and v2 is the same intent and instantiation, the mix
-//! of evaluators, a spread of difficulty, and v1's reference solution failing
-//! on v2 wherever the two versions' solutions differ (a solution shared by
-//! both versions is checked on v2 by `solutions.rs`).
+//! of evaluators and a spread of difficulty. That v1's reference solution fails on v2
+//! wherever the two versions' solutions differ is proven in Chromium (`tests/fixture_shifts.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -59,6 +58,8 @@ fn counts_mix_and_alignment() {
             assert_eq!(a.task.require_reset, kind(a) == "program", "{site} task {}", a.task.task_id);
         }
         assert_eq!(mix, BTreeMap::from(e.mix), "{site}");
+        let differing = v1.iter().zip(&v2).filter(|(a, b)| a.solution != b.solution).count();
+        assert!(differing >= e.differing, "{site}: only {differing} tasks differ between versions");
         let templates: BTreeSet<u32> = v1.iter().map(|t| t.task.intent_template_id).collect();
         assert!(templates.len() >= 12, "{site}: {} templates", templates.len());
         let (version, shortest) = e.shortest;
@@ -69,32 +70,5 @@ fn counts_mix_and_alignment() {
             min >= Some(1) && min <= Some(shortest) && max >= Some(8),
             "{site} {version} difficulty spread: {lens:?}"
         );
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v1_solutions_fail_on_v2_where_the_site_differs() {
-    for e in EXPECTED {
-        let site = e.site;
-        let (v1, v2) = (skillshift_sites::tasks(site, Version::V1), skillshift_sites::tasks(site, Version::V2));
-        let (router, app, _) = skillshift_sites::site_router(site, Version::V2);
-        let login = app.login_steps();
-        let mut differing = 0;
-        for (a, b) in v1.iter().zip(&v2) {
-            if a.solution == b.solution {
-                continue;
-            }
-            differing += 1;
-            app.reset();
-            let attempt = skillshift_sites::sim::attempt(router.clone(), &b.task, &login, &a.solution).await;
-            assert!(
-                !attempt.passed(),
-                "{site} task {} ({}): the v1 solution passes on v2: {:?}",
-                b.task.task_id,
-                b.task.intent,
-                attempt.scored.details
-            );
-        }
-        assert!(differing >= e.differing, "{site}: only {differing} tasks differ between versions");
     }
 }

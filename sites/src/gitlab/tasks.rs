@@ -78,6 +78,10 @@ const TEMPLATES: &[Template] = &[
 
 const PROJECT: &str = "__GITLAB__/{{project}}";
 
+/// The members table as text, a line per member with its cells joined by ` | `
+/// (`Zoe Nak @zoenak | Guest | No expiration`).
+const MEMBER_ROWS: &str = "[...document.querySelectorAll(\"#members-table tbody tr\")].map(r => [...r.cells].map(c => c.textContent.trim()).join(\" | \")).join(\"\\n\")";
+
 /// The steps of template `id` in `version`, with `{{param}}` placeholders.
 fn steps(id: u32, version: Version) -> Vec<Step> {
     let v2 = version == Version::V2;
@@ -422,10 +426,12 @@ fn instances(seed: &Seed, tpl: &Template, rng: &mut Rng) -> Vec<Inst> {
                 Inst {
                     args: vec![project_arg(p), ("role", role.clone()), ("username", user.username.clone())],
                     start: G.into(),
+                    // One line per member, its cells joined by " | ": the check names the row, not a run of
+                    // text across cells (Chromium's innerText separates table cells with a tab).
                     check: Check::Html(vec![html_check(
                         format!("{}/-/project_members", pu(p)),
-                        "document.querySelector(\"#members-table\").innerText",
-                        vec![format!("@{} {role}", user.username)],
+                        MEMBER_ROWS,
+                        vec![format!("@{} | {role}", user.username)],
                     )]),
                 }
             })

@@ -1,18 +1,19 @@
-//! A tiny headless "browser" over HTTP, for checking tasks without Chromium.
+//! A tiny HTTP client that walks a fixture site's pages in-process: the
+//! embedded sites' sign-in (the session cookie a browser is handed), the
+//! sites' bench and the page tests.
 //!
 //! It calls a site's axum router in-process (`tower::ServiceExt::oneshot`),
 //! keeps a cookie jar, follows redirects, parses pages with `scraper`
 //! ([`dom::Page`]) and executes steps ([`Browser::step`]; see
 //! docs/formats.md#skills) with the two client-side behaviours of the sites
-//! contract (disclosures/menus and dialogs). [`Browser::score`] runs a task's evaluators the way the worker's
-//! scorer does, through `skillshift_common::evaluate`.
+//! contract (disclosures/menus and dialogs).
 //!
-//! It is a checker for the fixture sites, not a browser: no JavaScript beyond
-//! the two behaviours, no CSS layout.
+//! It is not a browser (no JavaScript beyond the two behaviours, no CSS layout,
+//! an `innerText` of its own), so it is never a judge of a task: whether a task
+//! is solvable is proven in real Chromium (`skillshift tasks audit`).
 
 mod act;
 pub mod dom;
-mod score;
 
 use std::collections::BTreeMap;
 
@@ -21,7 +22,6 @@ use axum::http::{header, Method, Request};
 use tower::ServiceExt;
 
 pub use dom::{AxNode, Page};
-pub use score::Scored;
 
 /// Why a step or a navigation could not be done.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -236,46 +236,6 @@ impl Browser {
         }
         RunOutcome { answer, error: None, steps_done: steps.len() }
     }
-}
-
-/// The result of one simulated attempt at a task.
-#[derive(Debug, Clone)]
-pub struct Attempt {
-    pub run: RunOutcome,
-    pub scored: Scored,
-}
-
-impl Attempt {
-    pub fn passed(&self) -> bool {
-        self.scored.verdict == skillshift_common::evaluate::Verdict::Pass
-    }
-}
-
-/// One attempt from a fresh browser: log in with `login`, go to the task's start URL,
-/// run `steps` (stopping at the first failing one) and score the task.
-pub async fn attempt(
-    router: axum::Router,
-    task: &skillshift_common::task::Task,
-    login: &[skillshift_common::skills::Step],
-    steps: &[skillshift_common::skills::Step],
-) -> Attempt {
-    let mut browser = Browser::new(router, "http://fixture.test");
-    let login_run = browser.run(login).await;
-    if let Some((i, e)) = login_run.error {
-        let run = RunOutcome { answer: None, error: Some((i, e)), steps_done: 0 };
-        let scored =
-            Scored { verdict: skillshift_common::evaluate::Verdict::Fail, details: vec!["login failed".into()] };
-        return Attempt { run, scored };
-    }
-    if let Err(e) = browser.goto(&task.start_url).await {
-        let run = RunOutcome { answer: None, error: Some((0, e)), steps_done: 0 };
-        let scored =
-            Scored { verdict: skillshift_common::evaluate::Verdict::Fail, details: vec!["start url failed".into()] };
-        return Attempt { run, scored };
-    }
-    let run = browser.run(steps).await;
-    let scored = browser.score(task, run.answer.as_deref()).await;
-    Attempt { run, scored }
 }
 
 #[cfg(test)]
