@@ -79,7 +79,7 @@ spawn() { # name env... -- cmd...
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
   setsid -f env "${envs[@]}" bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/$name.pid" "$@" \
-    >>"$LOGS/$name.log" 2>&1 </dev/null
+    >>"$LOGS/$name.log" 2>&1 </dev/null 9>&-
   local i
   for i in $(seq 50); do [ -s "$RUN/$name.pid" ] && return 0; sleep 0.1; done
   die "$name did not start (see $LOGS/$name.log)"

@@ -4,9 +4,16 @@
  * Description: Loaded by both real instances (v1 and v2). Keeps WordPress 6.1 on
  * this machine and its state a function of the database alone: no mail, no calls
  * home, no emoji CDN, pretty permalinks under PHP's built-in server, and the block
- * editor's preferences kept per browser session (as the fixture keeps them).
+ * editor's preferences kept per browser session (as the fixture keeps them), and
+ * no login language menu (Debian's wordpress-l10n adds one that upstream's
+ * package, with no languages installed, does not show).
  * Part of scripts/real-sites.sh; see docs/real-sites.md.
  */
+
+// Debian installs WordPress's translations (wordpress-l10n), which puts a
+// language menu and its "Change" button under the login form; WordPress as
+// downloaded has none, nor has the fixture.
+add_filter('login_display_language_dropdown', '__return_false');
 
 // No mail leaves the machine (there is no MTA; wp_mail would only fail).
 add_filter('pre_wp_mail', '__return_true');
