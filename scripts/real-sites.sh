@@ -254,6 +254,11 @@ EOF
   printf '[client]\nuser=%s\npassword=%s\nsocket=%s\n' "$db" "$pass" "$MYSQL_SOCK" >"$dir/my.cnf"
   umask 022
 
+  # Servers of an earlier start on other ports (or host) are stopped first.
+  if [ "$(cat "$dir/listen" 2>/dev/null)" != "$HOST:$port" ]; then
+    stop_group "ctl-$v" env_ctrl.py
+    stop_group "php-$v" "$docroot"
+  fi
   local running=false
   if alive "php-$v" "$docroot" && wait_http "$url/" 1; then running=true; fi
 
@@ -261,7 +266,10 @@ EOF
   local key; key="$(printf '%s %s %s' "$v" "$WP_VERSION" "$(sha "$STATE/blog.json" "$HERE/seed.php")")"
   local seeded=false
   if [ "${REAL_WP_RESEED:-0}" = 1 ] || [ ! -s "$dir/seed.sql" ] || [ "$(cat "$dir/seed.key" 2>/dev/null)" != "$key" ]; then
-    if $running; then stop_group "php-$v" "$docroot"; stop_group "ctl-$v" env_ctrl.py; running=false; fi
+    # The env-ctrl server holds the old dump in memory: it goes too.
+    stop_group "ctl-$v" env_ctrl.py
+    stop_group "php-$v" "$docroot"
+    running=false
     say "wordpress-$v: installing and seeding the database $db"
     local t0; t0=$(date +%s.%N)
     root_sql "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
@@ -302,6 +310,7 @@ EOF
     spawn "php-$v" SKILLSHIFT_WP_CONFIG="$name" PHP_CLI_SERVER_WORKERS="$WORKERS" -- \
       php -S "$HOST:$port" -t "$docroot" "$HERE/router.php"
     wait_http "$url/" 30 || die "wordpress-$v did not answer on $url within 30 s (see $LOGS/php-$v.log)"
+    printf '%s' "$HOST:$port" >"$dir/listen"
     say "wordpress-$v: serving $url"
   fi
   if ! alive "ctl-$v" env_ctrl.py; then
