@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the system packages skillshift's tests and `skillshift local` need:
-# Debian's Chromium, its headless shell and ChromeDriver, and iproute2 (`ip netns`) for the network-namespace tests.
+# Installs what skillshift's tests and `skillshift local` need: Debian's Chromium, its headless shell and
+# ChromeDriver, iproute2 (`ip netns`) for the network-namespace tests, and NLTK's punkt_tab English model,
+# which WebArena's string evaluator tokenises a one-character `must_include` with (from a PyPI wheel that
+# ships NLTK's data, unpacked under /usr/local/share/nltk_data, where every command finds it).
 # Idempotent: does nothing when all are present.
 set -euo pipefail
 need=()
@@ -17,3 +19,28 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${need[@]}"
 fi
+
+# NLTK's punkt_tab English model (NLTK's own data, as the llama-index-core wheel on PyPI ships it; nltk itself
+# cannot download it here). SKILLSHIFT_NLTK_DATA or NLTK_DATA point elsewhere if wanted.
+punkt=/usr/local/share/nltk_data/tokenizers/punkt_tab/english
+if [ ! -f "$punkt/ortho_context.tab" ]; then
+  echo "installing NLTK's punkt_tab English model into $punkt (PyPI: llama-index-core's NLTK data)" >&2
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  python3 -m pip download --quiet --no-deps llama-index-core==0.14.25 -d "$tmp" >&2
+  python3 - "$tmp" "$punkt" <<'PY'
+import glob, os, sys, zipfile
+tmp, out = sys.argv[1], sys.argv[2]
+wheel = glob.glob(os.path.join(tmp, "llama_index_core-*.whl"))[0]
+prefix = "llama_index/core/_static/nltk_cache/tokenizers/punkt_tab/english/"
+with zipfile.ZipFile(wheel) as z:
+    names = [n for n in z.namelist() if n.startswith(prefix) and not n.endswith("/")]
+    if not names:
+        sys.exit(f"{wheel} holds no {prefix}")
+    os.makedirs(out, exist_ok=True)
+    for n in names:
+        with open(os.path.join(out, os.path.basename(n)), "wb") as f:
+            f.write(z.read(n))
+PY
+fi
+

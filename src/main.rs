@@ -100,3 +100,28 @@ fn one_line(e: &anyhow::Error) -> String {
     }
     parts.join(": ")
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every flag and argument of every command, nested ones included, that `--help` does not hide.
+    fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+            if !arg.is_hide_set() && !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                out.push(format!("{path} {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            undocumented(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_flag_of_every_command_has_a_help_line() {
+        let mut missing = Vec::new();
+        undocumented(&super::Cli::command(), "skillshift", &mut missing);
+        assert!(missing.is_empty(), "flags without a help line:\n{}", missing.join("\n"));
+    }
+}

@@ -3,7 +3,8 @@
 //! * each example skill (written against v1), bound to the first task of its template, passes on v1,
 //!   and on v2 fails where CHANGES.md says "breaks" and passes where it says "survives";
 //! * v1's reference solution fails on v2 wherever the two versions' solutions differ (one task per
-//!   template of the differing ones).
+//!   template of the differing ones), except where CHANGES.md says the template's skill survives v2 (a
+//!   redirect, say, still takes the old path to the new page): there it passes.
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
@@ -91,7 +92,9 @@ fn audit(dir: &Path, families: &BTreeMap<String, Vec<usize>>, versions: &str) ->
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = report["tasks"].as_array().unwrap();
     assert!(rows.iter().all(|r| r["status"] != "error"), "{}", report["tasks"]);
-    rows.iter().map(|r| (r["uid"].as_str().unwrap().to_string(), r["reference"]["verdict"].as_str().unwrap().to_string())).collect()
+    rows.iter()
+        .map(|r| (r["uid"].as_str().unwrap().to_string(), r["reference"]["verdict"].as_str().unwrap().to_string()))
+        .collect()
 }
 
 #[test]
@@ -103,7 +106,10 @@ fn v1_skills_break_on_v2_where_changes_md_says() {
     // Every example skill is accounted for in CHANGES.md.
     for s in skills {
         let (site, name) = (s["site"].as_str().unwrap(), s["name"].as_str().unwrap());
-        assert!(rows.iter().any(|(rs, rn, _)| rs == site && rn == name), "{site} skill {name} is missing from CHANGES.md");
+        assert!(
+            rows.iter().any(|(rs, rn, _)| rs == site && rn == name),
+            "{site} skill {name} is missing from CHANGES.md"
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&data(), dir.path());
@@ -112,10 +118,8 @@ fn v1_skills_break_on_v2_where_changes_md_says() {
     for site in SITES {
         let v1 = read(&data().join(format!("tasks/{site}.v1.json")));
         let v2 = read(&data().join(format!("tasks/{site}.v2.json")));
-        let mut sol: Vec<Value> = ["v1", "v2"]
-            .iter()
-            .map(|v| read(&data().join(format!("solutions/{site}.{v}.json"))))
-            .collect();
+        let mut sol: Vec<Value> =
+            ["v1", "v2"].iter().map(|v| read(&data().join(format!("solutions/{site}.{v}.json")))).collect();
         for (rs, name, breaks) in rows.iter().filter(|(rs, _, _)| rs == site) {
             let skill = skills.iter().find(|s| s["site"] == *rs && s["name"] == *name).unwrap();
             let at = v1
@@ -143,7 +147,8 @@ fn v1_skills_break_on_v2_where_changes_md_says() {
         match (passes, got) {
             (true, Some("pass")) => {}
             (false, Some("fail")) => broke += 1,
-            _ => problems.push(format!("{name} on {uid}: expected {}, got {got:?}", if *passes { "pass" } else { "fail" })),
+            _ => problems
+                .push(format!("{name} on {uid}: expected {}, got {got:?}", if *passes { "pass" } else { "fail" })),
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -151,10 +156,14 @@ fn v1_skills_break_on_v2_where_changes_md_says() {
 }
 
 #[test]
-fn v1_solutions_fail_on_v2_where_the_versions_differ() {
+fn v1_solutions_on_v2_fail_where_the_versions_differ_unless_changes_md_says_the_skill_survives() {
+    let rows = expectations();
+    let library = read(&data().join("skills/example.json"));
+    let skills = library["skills"].as_array().unwrap();
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&data(), dir.path());
     let mut families: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut expected: BTreeMap<String, bool> = BTreeMap::new();
     for site in SITES {
         let tasks = read(&data().join(format!("tasks/{site}.v2.json")));
         let v1 = read(&data().join(format!("solutions/{site}.v1.json")));
@@ -164,14 +173,27 @@ fn v1_solutions_fail_on_v2_where_the_versions_differ() {
             if v1[i] != v2[i] && templates.insert(t["intent_template_id"].as_u64().unwrap()) {
                 v2[i] = v1[i].clone();
                 families.entry(site.to_string()).or_default().push(i);
+                // The template's skill is v1's solution with placeholders: CHANGES.md says whether it survives v2.
+                let skill =
+                    skills.iter().find(|k| k["site"] == site && k["description"] == t["intent_template"]).unwrap();
+                let survives = rows.iter().any(|(rs, n, breaks)| rs == site && skill["name"] == *n && !breaks);
+                expected.insert(format!("skillshift.{site}.v2.{i}"), survives);
             }
         }
         std::fs::write(dir.path().join(format!("solutions/{site}.v2.json")), v2.to_string()).unwrap();
     }
     let n: usize = families.values().map(Vec::len).sum();
-    assert!(n >= 30, "only {n} templates differ between the versions");
+    assert!(n >= 20, "only {n} templates differ between the versions");
     let verdicts = audit(dir.path(), &families, "v2");
     assert_eq!(verdicts.len(), n);
-    let passing: Vec<&String> = verdicts.iter().filter(|(_, v)| *v != "fail").map(|(u, _)| u).collect();
-    assert!(passing.is_empty(), "v1's solution does not fail on v2: {passing:?}");
+    let wrong: Vec<String> = expected
+        .iter()
+        .filter(|(uid, passes)| verdicts.get(*uid).map(String::as_str) != Some(if **passes { "pass" } else { "fail" }))
+        .map(|(uid, passes)| {
+            format!("{uid}: expected {}, got {:?}", if *passes { "pass" } else { "fail" }, verdicts.get(uid))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // Most differing templates break: the shifts are real.
+    assert!(expected.values().filter(|p| !**p).count() >= n / 2, "{expected:?}");
 }

@@ -137,10 +137,19 @@ fn the_old_invite_evaluator_is_named_with_its_expected_and_got() {
 fn perturbed_runs_are_reported_apart_and_never_change_a_status() {
     let dir = tempfile::tempdir().unwrap();
     let families = dir.path().join("families.json");
-    std::fs::write(&families, serde_json::json!({"sites": {"wordpress": {"families": [0, 1, 2]}}}).to_string()).unwrap();
+    std::fs::write(&families, serde_json::json!({"sites": {"wordpress": {"families": [0, 1, 2]}}}).to_string())
+        .unwrap();
     let out = audit(
         &data(),
-        &["--json", "--sites", "wordpress", "--conditions", "src-perc,tgt-exec", "--families", families.to_str().unwrap()],
+        &[
+            "--json",
+            "--sites",
+            "wordpress",
+            "--conditions",
+            "src-perc,tgt-exec",
+            "--families",
+            families.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -55,6 +55,15 @@ pub fn error_detail(message: &str) -> String {
     cut
 }
 
+/// What an `error` record is counted under in summaries: `reason: detail`, or the reason alone.
+pub fn error_key(r: &Record) -> String {
+    let reason = r.error.as_deref().unwrap_or("error");
+    match r.error_detail.as_deref() {
+        Some(d) if !d.is_empty() => format!("{reason}: {d}"),
+        _ => reason.to_string(),
+    }
+}
+
 /// One attempt's record. Optional fields are omitted from JSON when unset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {

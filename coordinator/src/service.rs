@@ -143,7 +143,11 @@ fn inbound(
     Ok(Ok(match body {
         Body::Hello(_) => return Err(Status::invalid_argument("hello sent twice in one session")),
         Body::Ready(r) => WorkerEvent::Ready(r.credits),
-        Body::Heartbeat(h) => WorkerEvent::Heartbeat(keys(h.running)),
+        Body::Heartbeat(h) => WorkerEvent::Heartbeat {
+            running: keys(h.running),
+            // One line, bounded, whatever the worker sent.
+            unavailable: h.unavailable.as_deref().map(skillshift_common::record::error_detail),
+        },
         Body::Progress(p) => WorkerEvent::Progress(attempt_key(p.attempt)?),
         Body::AckRequest(a) => WorkerEvent::AckRequest(keys(a.attempts)),
         Body::TrajectoryChunk(_) => return Err(Status::internal("a trajectory chunk reached the record converter")),

@@ -78,7 +78,13 @@ pub struct SweepStatus {
     pub cost_usd: f64,
     /// Why the sweep stopped on its own (its cost budget ran out).
     pub stopped: Option<String>,
+    /// The most frequent reasons attempts errored (`error: error_detail`) and their counts, most frequent
+    /// first, at most [`TOP_ERRORS`].
+    pub top_errors: Vec<(String, u64)>,
 }
+
+/// How many error reasons a status lists.
+pub const TOP_ERRORS: usize = 5;
 
 impl SweepStatus {
     /// The `skillshift sweep status ID --json` shape (`docs/formats.md`, CLI).
@@ -96,6 +102,14 @@ impl SweepStatus {
         if let (Some(reason), Some(obj)) = (&self.stopped, v.as_object_mut()) {
             obj.insert("stopped".into(), reason.clone().into());
         }
+        if let (false, Some(obj)) = (self.top_errors.is_empty(), v.as_object_mut()) {
+            let errors: Vec<serde_json::Value> = self
+                .top_errors
+                .iter()
+                .map(|(error, count)| serde_json::json!({"error": error, "count": count}))
+                .collect();
+            obj.insert("top_errors".into(), errors.into());
+        }
         v
     }
 }
@@ -109,4 +123,6 @@ pub struct WorkerInfo {
     pub connected: bool,
     pub running: u32,
     pub last_seen_ms_ago: u64,
+    /// Why the worker takes no new work (its browser does not start), as it last said.
+    pub unavailable: Option<String>,
 }

@@ -143,6 +143,11 @@ pub fn status_to_wire(s: &SweepStatus) -> v1::SweepStatus {
         created_ms: s.created_ms,
         cost_usd: s.cost_usd,
         stopped: s.stopped.clone(),
+        top_errors: s
+            .top_errors
+            .iter()
+            .map(|(error, count)| v1::ErrorCount { error: error.clone(), count: *count })
+            .collect(),
     }
 }
 
@@ -177,6 +182,13 @@ pub fn status_from_wire(w: v1::SweepStatus) -> Result<SweepStatus, WireError> {
         created_ms: w.created_ms,
         cost_usd: w.cost_usd,
         stopped: w.stopped,
+        // Bounded whatever the server sent: the summary's few lines, each clipped.
+        top_errors: w
+            .top_errors
+            .into_iter()
+            .take(crate::status::TOP_ERRORS)
+            .map(|e| (skillshift_common::record::error_detail(&e.error), e.count))
+            .collect(),
     })
 }
 
@@ -189,6 +201,7 @@ pub fn worker_to_wire(w: &WorkerInfo) -> v1::WorkerInfo {
         connected: w.connected,
         running: w.running,
         last_seen_ms_ago: w.last_seen_ms_ago,
+        unavailable: w.unavailable.clone(),
     }
 }
 
@@ -201,6 +214,7 @@ pub fn worker_from_wire(w: v1::WorkerInfo) -> Result<WorkerInfo, WireError> {
         connected: w.connected,
         running: w.running,
         last_seen_ms_ago: w.last_seen_ms_ago,
+        unavailable: w.unavailable.map(|u| skillshift_common::record::error_detail(&u)),
     })
 }
 

@@ -131,7 +131,6 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunVerdict {
     pub verdict: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evaluators: Vec<EvaluatorEvidence>,
 }
 
@@ -160,7 +159,6 @@ pub struct PerturbedRow {
     pub uid: Uid,
     pub condition: Condition,
     pub verdict: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evaluators: Vec<EvaluatorEvidence>,
     pub detail: Option<String>,
 }
@@ -296,7 +294,14 @@ fn clean_condition(version: Version) -> Condition {
     }
 }
 
-fn spec(s: &AuditSettings, uid: Uid, condition: Condition, role: Role, rep: u32, library: Option<SkillLibrary>) -> AttemptSpec {
+fn spec(
+    s: &AuditSettings,
+    uid: Uid,
+    condition: Condition,
+    role: Role,
+    rep: u32,
+    library: Option<SkillLibrary>,
+) -> AttemptSpec {
     AttemptSpec {
         sweep: "audit".into(),
         treatment: if role == Role::Idle { IDLE } else { REFERENCE }.into(),
@@ -324,7 +329,10 @@ pub fn select(s: &AuditSettings) -> anyhow::Result<Vec<(Uid, Audited)>> {
     let families = s.families.as_deref().map(crate::spec::read_families).transpose()?;
     if let Some(f) = &families {
         if let Some(site) = f.keys().find(|site| !s.sites.contains(site)) {
-            bail!("{}: families for {site}, which --sites leaves out", s.families.as_deref().unwrap_or(Path::new("")).display());
+            bail!(
+                "{}: families for {site}, which --sites leaves out",
+                s.families.as_deref().unwrap_or(Path::new("")).display()
+            );
         }
     }
     let mut out = Vec::new();
@@ -346,6 +354,29 @@ pub fn select(s: &AuditSettings) -> anyhow::Result<Vec<(Uid, Audited)>> {
         }
     }
     Ok(out)
+}
+
+/// Why a reference run's solution did not run as written: the error of its failed skill call (the `skills`
+/// agent then replays the steps with fuzzy matching, which must not make a wrong solution pass).
+fn solution_error(record: &Record, blob: Option<&Blob>) -> Option<String> {
+    if record.skill_failures.unwrap_or(0) == 0 {
+        return None;
+    }
+    let failed = blob.and_then(|b| b.trajectory.steps.iter().find_map(|s| s.skill.as_ref().filter(|k| !k.ok)));
+    Some(match failed.and_then(|k| k.error.clone()) {
+        Some(e) => format!("the reference solution failed as written ({e})"),
+        None => "the reference solution failed as written".to_string(),
+    })
+}
+
+/// A reference run's verdict: the scorer's, but `fail` when the solution did not run as written, even if the
+/// agent's fallback then passed the task.
+fn reference_verdict(record: &Record, blob: Option<&Blob>) -> RunVerdict {
+    let mut v = verdict(record, blob);
+    if v.verdict == "pass" && solution_error(record, blob).is_some() {
+        v.verdict = "fail".into();
+    }
+    v
 }
 
 /// A run's verdict and evidence from its record and trajectory.
@@ -397,7 +428,7 @@ fn evidence(v: &RunVerdict, record: &Record) -> String {
 
 /// The row of one task-version from its runs.
 fn classify(uid: Uid, refs: &[(Record, Option<Blob>)], idle: Option<&(Record, Option<Blob>)>) -> Row {
-    let verdicts: Vec<RunVerdict> = refs.iter().map(|(r, b)| verdict(r, b.as_ref())).collect();
+    let verdicts: Vec<RunVerdict> = refs.iter().map(|(r, b)| reference_verdict(r, b.as_ref())).collect();
     let idle_v = idle.map(|(r, b)| verdict(r, b.as_ref()));
     let reference = verdicts.first().cloned().unwrap_or(RunVerdict { verdict: "error".into(), evaluators: vec![] });
     let idle_verdict = IdleVerdict { verdict: idle_v.as_ref().map_or("error".to_string(), |v| v.verdict.clone()) };
@@ -415,7 +446,12 @@ fn classify(uid: Uid, refs: &[(Record, Option<Blob>)], idle: Option<&(Record, Op
         let seen: Vec<&str> = verdicts.iter().map(|v| v.verdict.as_str()).collect();
         (Status::Nondeterministic, Some(format!("reference runs disagree: {}", seen.join(", "))))
     } else if reference.verdict != "pass" {
-        let mut detail = evidence(&reference, &refs[0].0);
+        let (record, blob) = &refs[0];
+        let mut detail = match solution_error(record, blob.as_ref()) {
+            Some(e) if evidence(&reference, record).is_empty() => e,
+            Some(e) => format!("{e}; {}", evidence(&reference, record)),
+            None => evidence(&reference, record),
+        };
         if idle_verdict.verdict == "pass" {
             detail.push_str("; and doing nothing passes");
         }
@@ -430,7 +466,16 @@ fn classify(uid: Uid, refs: &[(Record, Option<Blob>)], idle: Option<&(Record, Op
     } else {
         (Status::Ok, None)
     };
-    Row { uid, site: uid.site, version: uid.version, task_id: uid.task_id, status, reference, idle: idle_verdict, detail }
+    Row {
+        uid,
+        site: uid.site,
+        version: uid.version,
+        task_id: uid.task_id,
+        status,
+        reference,
+        idle: idle_verdict,
+        detail,
+    }
 }
 
 /// Progress on stderr: done/total, rate and ETA; a line every ten seconds (and the last one).
@@ -474,11 +519,19 @@ pub fn run(s: &AuditSettings) -> anyhow::Result<Report> {
         let clean = clean_condition(uid.version);
         let library = solution_library(uid.site, a);
         for rep in 0..s.repeat {
-            jobs.push_back(Job { at, role: Role::Reference, spec: spec(s, *uid, clean, Role::Reference, rep, Some(library.clone())) });
+            jobs.push_back(Job {
+                at,
+                role: Role::Reference,
+                spec: spec(s, *uid, clean, Role::Reference, rep, Some(library.clone())),
+            });
         }
         jobs.push_back(Job { at, role: Role::Idle, spec: spec(s, *uid, clean, Role::Idle, 0, None) });
         for &c in s.conditions.iter().filter(|c| c.version() == uid.version && **c != clean) {
-            jobs.push_back(Job { at, role: Role::Perturbed, spec: spec(s, *uid, c, Role::Perturbed, 0, Some(library.clone())) });
+            jobs.push_back(Job {
+                at,
+                role: Role::Perturbed,
+                spec: spec(s, *uid, c, Role::Perturbed, 0, Some(library.clone())),
+            });
         }
     }
     let total = jobs.len();
@@ -497,22 +550,32 @@ pub fn run(s: &AuditSettings) -> anyhow::Result<Report> {
             Role::Reference => refs[d.at].push((d.record, d.blob)),
             Role::Idle => idles[d.at] = Some((d.record, d.blob)),
             Role::Perturbed => {
-                let v = verdict(&d.record, d.blob.as_ref());
+                let v = reference_verdict(&d.record, d.blob.as_ref());
                 let detail = match v.verdict.as_str() {
                     "pass" => None,
                     "error" => Some(error_line(&d.record)),
-                    _ => Some(evidence(&v, &d.record)),
+                    _ => {
+                        let found = evidence(&v, &d.record);
+                        match solution_error(&d.record, d.blob.as_ref()) {
+                            Some(e) if found.is_empty() => Some(e),
+                            Some(e) => Some(format!("{e}; {found}")),
+                            None => Some(found),
+                        }
+                    }
                 };
-                perturbed.push(PerturbedRow { uid: *uid, condition: d.condition, verdict: v.verdict, evaluators: v.evaluators, detail });
+                perturbed.push(PerturbedRow {
+                    uid: *uid,
+                    condition: d.condition,
+                    verdict: v.verdict,
+                    evaluators: v.evaluators,
+                    detail,
+                });
             }
         }
     }
     perturbed.sort_by_key(|p| (p.uid.site, p.uid.version, p.uid.task_id, p.condition));
-    let tasks: Vec<Row> = selected
-        .iter()
-        .enumerate()
-        .map(|(i, (uid, _))| classify(*uid, &refs[i], idles[i].as_ref()))
-        .collect();
+    let tasks: Vec<Row> =
+        selected.iter().enumerate().map(|(i, (uid, _))| classify(*uid, &refs[i], idles[i].as_ref())).collect();
     let mut counts = BTreeMap::new();
     for r in &tasks {
         *counts.entry(r.status.as_str()).or_insert(0) += 1;
@@ -523,8 +586,7 @@ pub fn run(s: &AuditSettings) -> anyhow::Result<Report> {
 /// Runs every job on `s.workers` executors and returns what each attempt yielded.
 async fn execute(s: &AuditSettings, jobs: VecDeque<Job>, total: usize) -> anyhow::Result<Vec<Done>> {
     let cancel = crate::signals::cancel_on_signals();
-    let browser = skillshift_worker::browser::BrowserConfig::default();
-    skillshift_worker::preflight::check(&browser, skillshift_worker::preflight::PREFLIGHT_TIMEOUT).await?;
+    workers::preflight().await?;
     let queue = Arc::new(Mutex::new(jobs));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Done>(64);
     let tasks = TaskCenter::with_token("audit", cancel.child_token());
@@ -590,9 +652,9 @@ mod tests {
         let uid = Uid { site: Site::Gitlab, version: Version::V1, task_id: 3 };
         let pass = (rec(uid, Outcome::Success), None);
         let fail = (rec(uid, Outcome::Failure), None);
-        assert_eq!(classify(uid, &[pass.clone()], Some(&fail)).status, Status::Ok);
-        assert_eq!(classify(uid, &[fail.clone()], Some(&fail)).status, Status::ReferenceFails);
-        assert_eq!(classify(uid, &[pass.clone()], Some(&pass)).status, Status::IdlePasses);
+        assert_eq!(classify(uid, std::slice::from_ref(&pass), Some(&fail)).status, Status::Ok);
+        assert_eq!(classify(uid, std::slice::from_ref(&fail), Some(&fail)).status, Status::ReferenceFails);
+        assert_eq!(classify(uid, std::slice::from_ref(&pass), Some(&pass)).status, Status::IdlePasses);
         assert_eq!(classify(uid, &[pass.clone(), fail.clone()], Some(&fail)).status, Status::Nondeterministic);
         let mut broken = rec(uid, Outcome::Error);
         broken.error = Some("browser".into());

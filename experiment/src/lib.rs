@@ -13,6 +13,7 @@
 //! * [`calibration`]: the calibration run and its grading.
 //! * [`webarena`]: `skillshift run --tasks`, one task of any WebArena config file against given sites.
 //! * [`score`]: `skillshift score`, one task's evaluators on a final state given by hand.
+//! * [`errors`]: why attempts errored, the most frequent details counted, for the end of a sweep.
 //! * [`embedded`]: the fixture sites served in-process, as a site manager and task source.
 //! * [`workers`]: the one worker builder, used by `worker`, `local` and `run`.
 //! * [`local`]: `skillshift local`'s in-process cluster.
@@ -26,6 +27,7 @@ pub mod attempt;
 pub mod audit;
 pub mod calibration;
 pub mod embedded;
+pub mod errors;
 pub mod export;
 pub mod follow;
 pub mod local;

@@ -48,6 +48,8 @@ pub struct LocalRun {
     /// One per treatment, in the order the records name them.
     pub reports: Vec<TreatmentReport>,
     pub elapsed: Duration,
+    /// Why attempts errored, the most frequent first.
+    pub errors: crate::errors::ErrorSummary,
 }
 
 /// One treatment's report and the summary file written for it.
@@ -86,9 +88,13 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         }
         None => planned,
     };
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    if s.simulate.is_none() {
+        // Before anything is stored: without a browser every attempt would error in a second.
+        rt.block_on(crate::workers::preflight())?;
+    }
     std::fs::create_dir_all(&s.out).with_context(|| format!("creating {}", s.out.display()))?;
     let records = s.out.join("per_task.jsonl");
-    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let began = Instant::now();
     let completed = rt.block_on(async {
         // Logs to stderr; the coordinator's and the workers' spans over OTLP when an endpoint is configured.
@@ -208,5 +214,6 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
             .with_context(|| format!("writing {}", summary.display()))?;
         reports.push(TreatmentReport { treatment: name.clone(), report, summary });
     }
-    Ok(LocalRun { completed, records, reports, elapsed: began.elapsed() })
+    let errors = crate::errors::ErrorSummary::read(&records)?;
+    Ok(LocalRun { completed, records, reports, elapsed: began.elapsed(), errors })
 }

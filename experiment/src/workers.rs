@@ -108,3 +108,11 @@ pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
         }
     }
 }
+
+/// Starts the browser a worker would run, once, within [`skillshift_worker::preflight::PREFLIGHT_TIMEOUT`]:
+/// `Err` names what is missing and how to install it.
+pub async fn preflight() -> anyhow::Result<()> {
+    let browser = BrowserConfig::default();
+    skillshift_worker::preflight::check(&browser, skillshift_worker::preflight::PREFLIGHT_TIMEOUT).await?;
+    Ok(())
+}

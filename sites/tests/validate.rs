@@ -76,7 +76,7 @@ fn a_bad_locator_and_a_sparse_id_are_named() {
                 .iter_mut()
                 .find(|t| !t["eval"]["program_html"].as_array().unwrap().is_empty())
                 .unwrap();
-            html_task["eval"]["program_html"][0]["locator"] = "document.querySelectorAll('a')".into();
+            html_task["eval"]["program_html"][0]["locator"] = "window.location.href".into();
             v[3]["task_id"] = 99.into();
         },
         "tasks/gitlab.v2.json",

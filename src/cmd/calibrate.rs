@@ -65,6 +65,7 @@ pub struct Args {
     /// Wall-clock ceiling of one calibration attempt, in seconds.
     #[arg(long, default_value_t = 600)]
     pub task_timeout: u64,
+    /// How often a unit whose attempt errored (measured nothing) runs again.
     #[arg(long, default_value_t = 2)]
     pub max_retries: u32,
     /// Data directory (tasks/, perturbations/, DIGESTS.json) for the calibration sweep's contract.
@@ -82,14 +83,19 @@ pub enum Sub {
 
 #[derive(clap::Args)]
 pub struct AnchorArgs {
+    /// The reference run's per_task.jsonl.
     #[arg(long)]
     pub records: PathBuf,
+    /// Where to write the anchor JSON.
     #[arg(long)]
     pub out: PathBuf,
+    /// The treatment of the records to use, when the file holds several.
     #[arg(long)]
     pub treatment: Option<String>,
+    /// Only this site's cells.
     #[arg(long)]
     pub site: Option<Site>,
+    /// The agent that produced the records, recorded in the anchor.
     #[arg(long, default_value = "reference")]
     pub agent: String,
     /// The model the reference run used, recorded in the anchor.
@@ -98,6 +104,7 @@ pub struct AnchorArgs {
     /// The step budget the reference run used.
     #[arg(long, default_value_t = 10)]
     pub max_steps: u32,
+    /// The calibration subset (data/calibration_set.json's shape) the records must cover.
     #[arg(long, default_value = DEFAULT_SUBSET)]
     pub subset: PathBuf,
     /// Image digests to record (image name -> digest), if the file exists.

@@ -34,6 +34,7 @@ pub struct Args {
     /// The candidate's treatment, when its file holds several.
     #[arg(long, visible_alias = "candidate-treatment")]
     pub treatment_candidate: Option<String>,
+    /// Output format: table, markdown, json or html.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Exit 1 when the verdict is `worse`.

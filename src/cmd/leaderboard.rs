@@ -18,12 +18,15 @@ pub struct Args {
 pub enum Command {
     /// Check entries (summary JSON files); one line per refusal naming the rule and the value.
     Validate {
+        /// Entries to check: summary JSON files (docs/formats.md#leaderboard).
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
     /// Write a static, sortable HTML page of the admissible entries in DIR.
     Render {
+        /// A directory of entries (summary JSON files).
         dir: PathBuf,
+        /// The HTML page to write.
         #[arg(long)]
         out: PathBuf,
     },

@@ -23,6 +23,7 @@ pub struct Args {
     /// skills, reference (needs OPENAI_API_KEY or OPENAI_BASE_URL) or cmd:<command line>.
     #[arg(long, default_value = "skills")]
     pub agent: String,
+    /// The model an LLM agent calls (the reference agent's default: gpt-4o); a frozen contract field.
     #[arg(long)]
     pub model: Option<String>,
     /// Repetitions of every unit.
@@ -31,8 +32,10 @@ pub struct Args {
     /// Output folder (records, contract, summary and the store).
     #[arg(long, default_value = "skillshift-local")]
     pub out: PathBuf,
+    /// The step budget of each attempt; a frozen contract field.
     #[arg(long, default_value_t = 10)]
     pub max_steps: u32,
+    /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Comma-separated sites.
@@ -64,6 +67,7 @@ pub struct Args {
     /// run again, and its records join this run's (docs/cli.md#baseline-reuse).
     #[arg(long, value_name = "FILE")]
     pub reuse_baseline: Option<PathBuf>,
+    /// Data directory: tasks/, solutions/, skills/, perturbations/, DIGESTS.json.
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
     /// Testing aid: workers run no browser, attempts take about MS ms with fake records.
@@ -117,6 +121,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_err(anyhow::Error::msg)?,
     };
     let done = local::run(settings)?;
+    let failing = done.errors.failing();
+    if failing {
+        // First, so a sweep that measured (almost) nothing cannot be mistaken for a result.
+        for line in done.errors.lines() {
+            eprintln!("skillshift: {line}");
+        }
+    }
     let several = done.reports.len() > 1;
     for t in &done.reports {
         if several {
@@ -167,5 +178,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         done.records.display(),
         summaries.join(", ")
     );
+    if failing {
+        let share = 100.0 * skillshift_experiment::errors::FAILING_ERROR_SHARE;
+        eprintln!(
+            "skillshift: {} of {} attempts errored (more than {share:.0}% is a sweep that measured too little); \
+             the first of the most frequent errors above says why",
+            done.errors.errors, done.errors.attempts
+        );
+        return Ok(ExitCode::from(1));
+    }
+    for line in done.errors.lines() {
+        eprintln!("{line}");
+    }
     Ok(if done.completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

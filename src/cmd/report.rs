@@ -24,6 +24,7 @@ pub struct Args {
     /// The treatment to report; required when the file holds several.
     #[arg(long)]
     pub treatment: Option<String>,
+    /// Output format: table, markdown, json (the summary) or html.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Report even when a site's six cells hold different numbers of task families.

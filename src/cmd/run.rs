@@ -42,6 +42,7 @@ pub struct Args {
     /// Model of the reference agent.
     #[arg(long)]
     pub model: Option<String>,
+    /// The step budget of the attempt.
     #[arg(long, default_value_t = 10)]
     pub max_steps: u32,
     /// Wall-clock ceiling of the attempt, in seconds.
@@ -50,6 +51,7 @@ pub struct Args {
     /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The repetition index, which seeds the perturbations with the rest.
     #[arg(long, default_value_t = 0)]
     pub rep: u32,
     /// Skill library (docs/formats.md#skills); default DATA/skills/example.json. `none` runs without skills.

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use skillshift_common::{Condition, Site};
 use skillshift_coordinator::status::SweepState;
+use skillshift_experiment::errors::ErrorSummary;
 use skillshift_experiment::settings::{Skills, SweepSettings};
 use skillshift_experiment::{export, follow, progress, reuse, spec};
 
@@ -29,22 +30,34 @@ pub enum Command {
     Start(StartArgs),
     /// One status snapshot.
     Status {
+        /// The sweep's id (`sw-...`).
         id: String,
         /// {"id","state","units":{...},"attempts":{...}}
         #[arg(long)]
         json: bool,
     },
     /// Live progress of the 18 cells until done (exit 0) or cancelled (exit 1).
-    Watch { id: String },
+    Watch {
+        /// The sweep's id (`sw-...`), as `sweep start` printed it.
+        id: String,
+    },
     /// Every sweep the coordinator knows.
     List,
     /// Stop assigning a sweep's units and cancel its running attempts.
-    Cancel { id: String },
+    Cancel {
+        /// The sweep's id (`sw-...`).
+        id: String,
+    },
     /// Resume a cancelled sweep.
-    Resume { id: String },
+    Resume {
+        /// The sweep's id (`sw-...`).
+        id: String,
+    },
     /// Write per_task.jsonl (every attempt) and contract.json beside it.
     Export {
+        /// The sweep's id (`sw-...`).
         id: String,
+        /// Where to write per_task.jsonl; contract.json and trajectories/ go beside it.
         #[arg(long, default_value = "per_task.jsonl")]
         out: PathBuf,
         /// The earlier run `sweep start --reuse-baseline` named: its records of the treatments this sweep did
@@ -76,23 +89,31 @@ pub struct StartArgs {
     /// treatments named by --treatment are not run again (docs/cli.md#baseline-reuse).
     #[arg(long, value_name = "FILE")]
     pub reuse_baseline: Option<PathBuf>,
+    /// skills, reference (needs OPENAI_API_KEY or OPENAI_BASE_URL) or cmd:<command line>.
     #[arg(long, default_value = "skills")]
     pub agent: String,
+    /// The model an LLM agent calls (the reference agent's default: gpt-4o); a frozen contract field.
     #[arg(long)]
     pub model: Option<String>,
+    /// The LLM provider the contract names (e.g. openai); refused when the endpoint of OPENAI_BASE_URL is another.
     #[arg(long)]
     pub provider: Option<String>,
+    /// Sampling temperature of an LLM agent (default 0); a frozen contract field.
     #[arg(long)]
     pub temperature: Option<f64>,
+    /// Repetitions of every unit (pass@k and pass^k need at least 2).
     #[arg(long, default_value_t = 1)]
     pub count: u32,
+    /// The step budget of each attempt; a frozen contract field.
     #[arg(long, default_value_t = 10)]
     pub max_steps: u32,
     /// Wall-clock ceiling of one attempt, in seconds.
     #[arg(long, default_value_t = 600)]
     pub task_timeout: u64,
+    /// How often a unit whose attempt errored (measured nothing) runs again.
     #[arg(long, default_value_t = 2)]
     pub max_retries: u32,
+    /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Stop when the sweep's LLM cost reaches this many USD.
@@ -171,12 +192,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 super::print_line(&id)?;
             }
             Command::Status { id, json } => {
-                let st = conn.client().await?.get(&id).await?;
-                super::print_line(&if json { st.to_json().to_string() } else { follow::one_line(&st) })?;
+                let mut client = conn.client().await?;
+                let st = client.get(&id).await?;
+                let workers = client.workers().await?;
+                let unavailable: Vec<_> = workers.iter().filter(|w| w.unavailable.is_some()).collect();
+                if json {
+                    let mut v = st.to_json();
+                    if let (false, Some(obj)) = (unavailable.is_empty(), v.as_object_mut()) {
+                        let list: Vec<serde_json::Value> = unavailable
+                            .iter()
+                            .map(|w| serde_json::json!({"id": w.id, "name": w.name, "unavailable": w.unavailable}))
+                            .collect();
+                        obj.insert("workers_unavailable".into(), list.into());
+                    }
+                    super::print_line(&v.to_string())?;
+                } else {
+                    super::print_line(&follow::one_line(&st))?;
+                    for line in ErrorSummary::of_status(&st).lines() {
+                        super::print_line(&line)?;
+                    }
+                    for w in unavailable {
+                        super::print_line(&format!(
+                            "worker {} ({}) takes no work: {}",
+                            w.name,
+                            w.id,
+                            w.unavailable.as_deref().unwrap_or("")
+                        ))?;
+                    }
+                }
             }
             Command::Watch { id } => {
                 let st = follow::follow(&conn, &id, progress::interactive()).await?;
+                let errors = ErrorSummary::of_status(&st);
+                if errors.failing() {
+                    // First, so a sweep that measured (almost) nothing cannot be mistaken for a result.
+                    for line in errors.lines() {
+                        eprintln!("skillshift: {line}");
+                    }
+                    super::print_line(&follow::one_line(&st))?;
+                    return Ok(ExitCode::from(1));
+                }
                 super::print_line(&follow::one_line(&st))?;
+                for line in errors.lines() {
+                    eprintln!("{line}");
+                }
                 return Ok(final_code(st.state));
             }
             Command::List => {

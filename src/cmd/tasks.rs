@@ -40,13 +40,18 @@ enum Command {
     },
     /// One line per task: uid, template id, evaluator, intent.
     List {
+        /// Only this site (default: all three).
         #[arg(long)]
         site: Option<Site>,
+        /// The version whose task file is listed.
         #[arg(long, default_value = "v1")]
         version: Version,
     },
     /// A task's intent, both versions' start URLs and its reference solution(s).
-    Show { uid: Uid },
+    Show {
+        /// The task's uid, e.g. skillshift.gitlab.v1.3.
+        uid: Uid,
+    },
     /// Prove every task valid in real headless Chromium: its reference solution passes and doing nothing
     /// fails, each from a fresh reset, through the worker's own attempt path. Exit 0 when every
     /// task-version is `ok`, 1 when any is not, 2 when the audit cannot run.
@@ -121,11 +126,7 @@ fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
         let first = report.tasks.first().and_then(|r| r.detail.clone()).unwrap_or_default();
         anyhow::bail!("every attempt of the audit errored; the first: {first}");
     }
-    let text = if a.json {
-        serde_json::to_string_pretty(&report)? + "\n"
-    } else {
-        report.lines().join("\n") + "\n"
-    };
+    let text = if a.json { serde_json::to_string_pretty(&report)? + "\n" } else { report.lines().join("\n") + "\n" };
     crate::cmd::write_stdout(&text)?;
     Ok(if report.all_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
@@ -168,6 +169,7 @@ fn validate(data: &std::path::Path, sites: Vec<Site>) -> anyhow::Result<ExitCode
 fn validate_files(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
     use std::io::Write;
     let (report, errors) = skillshift_common::task::validate::validate_files(files);
+    warn_tokenizer(&report);
     let mut text = String::new();
     if json {
         text = serde_json::to_string_pretty(&report)? + "\n";
@@ -301,4 +303,28 @@ fn show(data: &std::path::Path, uid: Uid) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A warning per file whose tasks match a one-character `must_include` against word tokens while NLTK's punkt
+/// model is not installed: those tasks would score `invalid`.
+fn warn_tokenizer(report: &skillshift_common::task::validate::Report) {
+    let Err(why) = skillshift_common::evaluate::tokenize::WordTokenizer::from_environment() else { return };
+    for f in &report.files {
+        let ids: Vec<String> = f
+            .tasks()
+            .iter()
+            .filter(|t| {
+                t.eval.reference_answers.as_ref().is_some_and(skillshift_common::evaluate::string::needs_tokenizer)
+            })
+            .map(|t| t.task_id.to_string())
+            .collect();
+        if !ids.is_empty() {
+            eprintln!(
+                "skillshift: warning: {}: task(s) {} match a one-character must_include against word tokens, which \
+                 needs NLTK's punkt model; until it is installed they score invalid: {why}",
+                f.path,
+                ids.join(", ")
+            );
+        }
+    }
 }

@@ -103,6 +103,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     cfg.drain_timeout = Duration::from_secs(args.drain_timeout);
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
+        if matches!(plan.runs, workers::Runs::Browser(_)) {
+            // Before registering: a worker without a working browser would error every attempt it leases.
+            workers::preflight().await?;
+        }
         // Logs to stderr; spans over OTLP only when an endpoint is configured.
         let traces = skillshift_telemetry::init(&telemetry)?;
         let cancel = skillshift_experiment::signals::cancel_on_signals();

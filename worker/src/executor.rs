@@ -22,6 +22,12 @@ pub trait Executor: Send + Sync + 'static {
     /// record is then an `error` with reason `cancelled`).
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record>;
 
+    /// Whether the executor can run attempts now (for the browser executor: a browser starts); `Err` says why
+    /// not. A worker that stopped taking work after repeated browser errors asks this before it takes more.
+    fn check(&self) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// As [`Executor::execute`], with the attempt's trajectory when this executor keeps one.
     fn execute_traced(
         &self,

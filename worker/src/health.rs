@@ -7,8 +7,9 @@
 //!   SIGTERM is not killed for it; 503 when the loop has not turned for
 //!   [`STALE`] (a hung process, worth a restart).
 //! * `GET /readyz` (readiness): 200 `ready` while a session with the
-//!   coordinator is open and the worker takes work; 503 `not connected` or
-//!   `draining` otherwise.
+//!   coordinator is open and the worker takes work; 503 `not connected`,
+//!   `draining`, or `not taking work: browser: ...` (its browser stopped
+//!   starting, so it leases nothing until it does again) otherwise.
 //!
 //! [`Health::global`] is the process's; the session loop
 //! (`remote::session`) updates it.
@@ -34,6 +35,8 @@ pub struct Health {
     last_turn_ms: AtomicU64,
     connected: AtomicBool,
     draining: AtomicBool,
+    // A std mutex: it guards a read or a replace of one string, never an await.
+    unavailable: std::sync::Mutex<Option<String>>,
 }
 
 impl Health {
@@ -43,6 +46,7 @@ impl Health {
             last_turn_ms: AtomicU64::new(0),
             connected: AtomicBool::new(false),
             draining: AtomicBool::new(false),
+            unavailable: std::sync::Mutex::new(None),
         }
     }
 
@@ -58,6 +62,13 @@ impl Health {
 
     pub fn set_connected(&self, connected: bool) {
         self.connected.store(connected, Ordering::Relaxed);
+    }
+
+    /// Why the worker takes no new work (its browser does not start), or `None` when it takes work again.
+    pub fn set_unavailable(&self, why: Option<String>) {
+        if let Ok(mut u) = self.unavailable.lock() {
+            *u = why;
+        }
     }
 
     pub fn set_draining(&self) {
@@ -79,11 +90,14 @@ impl Health {
     }
 
     /// Readiness: `Err` says why not.
-    pub fn ready(&self) -> Result<(), &'static str> {
+    pub fn ready(&self) -> Result<(), String> {
+        let unavailable = self.unavailable.lock().ok().and_then(|u| u.clone());
         if self.draining.load(Ordering::Relaxed) {
-            Err("draining")
+            Err("draining".into())
         } else if !self.connected.load(Ordering::Relaxed) {
-            Err("not connected to the coordinator")
+            Err("not connected to the coordinator".into())
+        } else if let Some(why) = unavailable {
+            Err(format!("not taking work: {why}"))
         } else {
             Ok(())
         }
@@ -107,7 +121,7 @@ fn answer(r: Result<(), String>, ok: &'static str) -> axum::response::Response {
 pub fn router(exposition: Exposition, health: &'static Health) -> Router {
     skillshift_telemetry::metrics::router(exposition)
         .route("/healthz", get(move || async move { answer(health.live_at(Instant::now()), "ok") }))
-        .route("/readyz", get(move || async move { answer(health.ready().map_err(String::from), "ready") }))
+        .route("/readyz", get(move || async move { answer(health.ready(), "ready") }))
 }
 
 /// Serves [`router`] for the process's health on `listener` until `shutdown` completes.
@@ -127,15 +141,19 @@ mod tests {
     fn live_while_the_loop_turns_ready_while_connected_and_not_draining() {
         let h = Health::new();
         assert!(h.live_at(Instant::now()).is_ok(), "starting counts as alive");
-        assert_eq!(h.ready(), Err("not connected to the coordinator"));
+        assert_eq!(h.ready(), Err("not connected to the coordinator".to_string()));
         h.turned();
         h.set_connected(true);
+        assert_eq!(h.ready(), Ok(()));
+        h.set_unavailable(Some("browser: chromedriver: cannot start".into()));
+        assert_eq!(h.ready(), Err("not taking work: browser: chromedriver: cannot start".to_string()));
+        h.set_unavailable(None);
         assert_eq!(h.ready(), Ok(()));
         assert!(h.live_at(Instant::now() + Duration::from_secs(60)).is_ok());
         let stale = h.live_at(Instant::now() + STALE + Duration::from_secs(5)).unwrap_err();
         assert!(stale.contains("has not turned for 12"), "{stale}");
         h.set_draining();
-        assert_eq!(h.ready(), Err("draining"));
+        assert_eq!(h.ready(), Err("draining".to_string()));
         assert!(h.live_at(Instant::now()).is_ok(), "a draining worker is alive");
     }
 

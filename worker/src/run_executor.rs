@@ -24,17 +24,19 @@ pub struct BrowserExecutor {
     free: Arc<Mutex<Vec<Arc<Driver>>>>,
     permits: Arc<Semaphore>,
     slots: usize,
+    browser: BrowserConfig,
 }
 
 impl BrowserExecutor {
     pub fn new(ctx: RunContext, browser: BrowserConfig, slots: usize) -> Self {
         let slots = slots.max(1);
-        let drivers = (0..slots).map(|_| Arc::new(Driver::new(browser.clone()))).collect();
+        let drivers: Vec<Arc<Driver>> = (0..slots).map(|_| Arc::new(Driver::new(browser.clone()))).collect();
         BrowserExecutor {
             ctx: Arc::new(ctx),
             free: Arc::new(Mutex::new(drivers)),
             permits: Arc::new(Semaphore::new(slots)),
             slots,
+            browser,
         }
     }
 
@@ -72,6 +74,13 @@ impl Executor for BrowserExecutor {
         self.slots
     }
 
+    fn check(&self) -> BoxFuture<'static, Result<(), String>> {
+        let cfg = self.browser.clone();
+        Box::pin(async move {
+            crate::preflight::check(&cfg, crate::preflight::PREFLIGHT_TIMEOUT).await.map_err(|e| e.to_string())
+        })
+    }
+
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {
         let attempt = self.execute_traced(spec, cancel);
         Box::pin(async move { attempt.await.0 })
@@ -85,13 +94,14 @@ impl Executor for BrowserExecutor {
         let ctx = self.ctx.clone();
         let free = self.free.clone();
         let permits = self.permits.clone();
+        let browser = self.browser.clone();
         Box::pin(async move {
             // The semaphore is never closed, so acquiring only waits.
             let _permit = permits.acquire_owned().await.ok();
             let driver = free.lock().ok().and_then(|mut f| f.pop());
             let driver = match driver {
                 Some(d) => d,
-                None => Arc::new(Driver::new(BrowserConfig::default())),
+                None => Arc::new(Driver::new(browser)),
             };
             let factory = factory_for(&spec);
             let finished = run_attempt_traced(&ctx, &driver, &spec, factory, None, cancel).await;

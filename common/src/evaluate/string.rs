@@ -68,6 +68,12 @@ pub fn must_include(
     Ok(tok.tokens(&p).contains(&r))
 }
 
+/// True when `reference` is matched against word tokens (a single one-character `must_include`), which
+/// needs NLTK's punkt model.
+pub fn needs_tokenizer(reference: &ReferenceAnswers) -> bool {
+    matches!(&reference.must_include, Some(items) if items.len() == 1 && clean_answer(&items[0]).chars().count() == 1)
+}
+
 /// What the string evaluator needs besides the answer.
 pub struct StringContext<'a> {
     pub intent: &'a str,

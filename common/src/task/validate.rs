@@ -46,6 +46,11 @@ pub struct FileReport {
 
 impl FileReport {
     /// The tasks that loaded, in file order.
+    pub fn tasks(&self) -> &[Task] {
+        &self.loaded_tasks
+    }
+
+    /// The tasks that loaded, in file order.
     pub fn into_tasks(self) -> Vec<Task> {
         self.loaded_tasks
     }

@@ -117,6 +117,7 @@ impl Engine {
         rec.worker = Some(worker.to_string());
         let s = &mut self.sweeps[idx];
         s.slots[key.unit as usize][key.attempt as usize] = Slot::recorded(&rec, false);
+        s.note_record(key.unit, key.attempt, &rec);
         if slot == Slot::Running {
             s.running = s.running.saturating_sub(1);
             self.leases.finish(&key);
@@ -214,7 +215,9 @@ impl Engine {
         rec.error = Some(reason.into());
         rec.failure_category = failure::categorize(Outcome::Error, Some(reason), None);
         let detail = match reason {
-            super::WORKER_LOST => format!("worker {worker} was lost while it ran the attempt (its stream broke or its lease expired)"),
+            super::WORKER_LOST => {
+                format!("worker {worker} was lost while it ran the attempt (its stream broke or its lease expired)")
+            }
             other => format!("the coordinator ended worker {worker}'s attempt without its record: {other}"),
         };
         rec.error_detail = Some(skillshift_common::record::error_detail(&detail));
@@ -222,6 +225,8 @@ impl Engine {
         if let Some(span) = self.spans.end_attempt(key, Outcome::Error.as_str(), Some(reason)) {
             rec.trace_id = trace_context::trace_id(&span);
         }
+        let s = &mut self.sweeps[idx];
+        s.note_record(key.unit, key.attempt, &rec);
         self.ops.push(StoreOp::Record(key.clone(), StoredRecord { synthetic: true, record: rec }));
         s.resolve(key.unit);
     }

@@ -80,7 +80,11 @@ pub enum Refused {
 #[derive(Debug, Clone)]
 pub enum WorkerEvent {
     Ready(u32),
-    Heartbeat(Vec<AttemptKey>),
+    /// The attempts it runs, and why it takes no new work, when it does not.
+    Heartbeat {
+        running: Vec<AttemptKey>,
+        unavailable: Option<String>,
+    },
     Progress(AttemptKey),
     Record(AttemptKey, Box<Record>),
     /// A record whose encoded size (bytes) is past the limit; not converted.

@@ -88,6 +88,7 @@ impl Engine {
             created_ms: s.meta.created_ms,
             cost_usd: s.spent,
             stopped: s.meta.stopped.clone(),
+            top_errors: s.top_errors(crate::status::TOP_ERRORS),
         }
     }
 

@@ -68,6 +68,9 @@ impl Engine {
             self.by_id.insert(r.meta.id.clone(), idx);
             self.sweeps.push(SweepRun::new(r.meta, r.units, slots, holders));
             let s = &mut self.sweeps[idx];
+            for ((unit, attempt), rec) in &records {
+                s.note_record(*unit, *attempt, &rec.record);
+            }
             s.spent = spent;
             s.costed = costed;
             s.dearest = dearest;

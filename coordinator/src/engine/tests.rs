@@ -395,7 +395,11 @@ fn after_a_restart_running_attempts_reattach_or_expire() {
     assert_eq!(again, Ok(credential), "the worker keeps its identity across the restart");
     let c = h2.connect(&w, vec![keys[0].clone()], 1);
     h2.advance(TTL / 2);
-    h2.step(Input::Worker { worker: w.clone(), conn: c, event: WorkerEvent::Heartbeat(vec![keys[0].clone()]) });
+    h2.step(Input::Worker {
+        worker: w.clone(),
+        conn: c,
+        event: WorkerEvent::Heartbeat { running: vec![keys[0].clone()], unavailable: None },
+    });
     h2.advance(TTL / 2);
     assert!(h2.stored(&keys[0]).is_none(), "re-attached attempt is not lost");
     let lost = h2.stored(&keys[1]).expect("the other attempt expired");
@@ -662,7 +666,11 @@ fn after_a_restart_only_the_former_holder_re_attaches_an_orphan() {
     let cb = h2.connect(&b, vec![k.clone()], 0);
     let ca = h2.connect(&a, vec![k.clone()], 0);
     h2.advance(TTL);
-    h2.step(Input::Worker { worker: a.clone(), conn: ca, event: WorkerEvent::Heartbeat(vec![k.clone()]) });
+    h2.step(Input::Worker {
+        worker: a.clone(),
+        conn: ca,
+        event: WorkerEvent::Heartbeat { running: vec![k.clone()], unavailable: None },
+    });
     h2.record(&b, cb, &k, Outcome::Success, None);
     assert_eq!(h2.rejects(&b).len(), 1);
     h2.record(&a, ca, &k, Outcome::Failure, None);

@@ -81,6 +81,8 @@ pub(super) struct SweepRun {
     /// The expected cost reserved for each running attempt (unit, attempt) of a sweep with a cost budget.
     reservations: HashMap<(u32, u32), f64>,
     reserved: f64,
+    /// Why each `error` attempt (unit, attempt) errored: its `error` and `error_detail` (`sweep status` counts them).
+    errors: HashMap<(u32, u32), String>,
 }
 
 impl SweepRun {
@@ -105,7 +107,29 @@ impl SweepRun {
             dearest: 0.0,
             reservations: HashMap::new(),
             reserved: 0.0,
+            errors: HashMap::new(),
         }
+    }
+
+    /// Keeps why an attempt errored, or forgets it when its (later) record is not an error.
+    pub(super) fn note_record(&mut self, unit: u32, attempt: u32, rec: &Record) {
+        if rec.outcome() == Outcome::Error {
+            self.errors.insert((unit, attempt), skillshift_common::record::error_key(rec));
+        } else {
+            self.errors.remove(&(unit, attempt));
+        }
+    }
+
+    /// The most frequent reasons attempts errored, with their counts, most frequent first.
+    pub(super) fn top_errors(&self, n: usize) -> Vec<(String, u64)> {
+        let mut counts: HashMap<&str, u64> = HashMap::new();
+        for key in self.errors.values() {
+            *counts.entry(key.as_str()).or_default() += 1;
+        }
+        let mut top: Vec<(String, u64)> = counts.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        top.truncate(n);
+        top
     }
 
     /// The cost reserved for the next attempt (docs/cli.md#cost-budget): the largest cost of any stored

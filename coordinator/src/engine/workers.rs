@@ -42,6 +42,8 @@ pub(super) struct WorkerEntry {
     pub(super) credits: u32,
     pub(super) affinity: Option<usize>,
     pub(super) last_seen: Instant,
+    /// Why the worker takes no new work, as its last heartbeat said (its browser does not start).
+    pub(super) unavailable: Option<String>,
     secret_sha256: [u8; 32],
 }
 
@@ -152,6 +154,7 @@ impl Engine {
                 credits: 0,
                 affinity: None,
                 last_seen: now,
+                unavailable: None,
                 secret_sha256,
             },
         );
@@ -180,6 +183,7 @@ impl Engine {
                     credits: 0,
                     affinity: None,
                     last_seen: now,
+                    unavailable: None,
                     secret_sha256,
                 },
             );
@@ -325,7 +329,14 @@ impl Engine {
         match event {
             // Credits come from the network: saturating, and never more than the slots.
             WorkerEvent::Ready(n) => w.credits = w.credits.saturating_add(n).min(w.slots),
-            WorkerEvent::Heartbeat(running) => {
+            WorkerEvent::Heartbeat { running, unavailable } => {
+                if unavailable != w.unavailable {
+                    match &unavailable {
+                        Some(why) => tracing::warn!(worker = %worker, reason = %why, "worker takes no new work"),
+                        None => tracing::info!(worker = %worker, "worker takes work again"),
+                    }
+                    w.unavailable = unavailable;
+                }
                 for key in &running {
                     self.leases.attach(key, worker, now);
                 }
@@ -356,6 +367,7 @@ impl Engine {
                 connected: w.conn.is_some(),
                 running: self.leases.count(id) as u32,
                 last_seen_ms_ago: now.duration_since(w.last_seen).as_millis() as u64,
+                unavailable: w.unavailable.clone(),
             })
             .collect()
     }

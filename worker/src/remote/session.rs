@@ -48,6 +48,23 @@ enum Done {
     Stored(AttemptKey, Box<Record>, Result<bool, OutboxError>),
     /// An upload of link generation `.0` ended.
     Uploaded(u64, AttemptKey, Upload),
+    /// A check of the executor (its browser starts) ended, `Err` saying why not.
+    Checked(Result<(), String>),
+}
+
+/// After this many `browser` errors in a row the worker takes no new work until its executor checks out.
+pub const BROKEN_AFTER: u32 = 3;
+
+/// How often a worker that takes no work checks whether its browser starts again.
+pub const RECHECK_EVERY: Duration = Duration::from_secs(30);
+
+/// The worker takes no new work: its browser does not start.
+struct Broken {
+    reason: String,
+    /// Credits withheld from the coordinator, offered again once the executor checks out.
+    owed: u32,
+    checking: bool,
+    next_check: Instant,
 }
 
 /// How an upload ended.
@@ -103,6 +120,9 @@ pub(super) struct Session {
     uploading: Option<AttemptKey>,
     /// Counts links, so a finished upload of an old link is recognised.
     generation: u64,
+    /// `browser` errors in a row, the last one's detail.
+    browser_errors: (u32, String),
+    broken: Option<Broken>,
 }
 
 impl Session {
@@ -134,6 +154,8 @@ impl Session {
             uploads: VecDeque::new(),
             uploading: None,
             generation: 0,
+            browser_errors: (0, String::new()),
+            broken: None,
         })
     }
 
@@ -221,7 +243,10 @@ impl Session {
                 self.uploading = None;
                 self.uploads = self.outbox.pending_trajectories().map(|(k, _)| k.clone()).collect();
                 let free = self.slots.saturating_sub(self.running.len() as u32);
-                if self.drain.is_none() && free > 0 {
+                if let Some(b) = &mut self.broken {
+                    b.owed = free;
+                    ok &= link.send(Outgoing::Heartbeat { running: &keys, unavailable: Some(&b.reason) });
+                } else if self.drain.is_none() && free > 0 {
                     ok &= link.send(Outgoing::Ready { credits: free });
                 }
                 tracing::info!(resent = self.outbox.len(), running = self.running.len(), "session open");
@@ -271,8 +296,10 @@ impl Session {
                 self.running.remove(&key);
                 self.storing += 1;
                 self.summary.attempts += 1;
-                if self.drain.is_none() {
-                    self.send(Outgoing::Ready { credits: 1 });
+                match &mut self.broken {
+                    Some(b) => b.owed += 1,
+                    None if self.drain.is_none() => self.send(Outgoing::Ready { credits: 1 }),
+                    None => {}
                 }
             }
             Done::Stored(key, mut record, result) => {
@@ -289,6 +316,7 @@ impl Session {
                     record.worker = Some(self.worker_id.clone());
                 }
                 let record = *record;
+                self.note_outcome(&record);
                 self.send(Outgoing::Record { key: &key, record: &record });
                 self.outbox.insert(key.clone(), record);
                 if traced {
@@ -312,7 +340,68 @@ impl Session {
                 }
                 self.next_upload();
             }
+            Done::Checked(result) => self.on_checked(result),
         }
+    }
+
+    /// Counts `browser` errors in a row; past [`BROKEN_AFTER`], the worker stops taking work (not ready, no
+    /// credits) and checks its browser every [`RECHECK_EVERY`] until it starts again.
+    fn note_outcome(&mut self, record: &Record) {
+        let browser = record.outcome == Some(Outcome::Error)
+            && record.error.as_deref() == Some(skillshift_common::ErrorReason::Browser.as_str());
+        if !browser {
+            if record.outcome != Some(Outcome::Error) {
+                self.browser_errors = (0, String::new());
+            }
+            return;
+        }
+        let detail = record.error_detail.clone().unwrap_or_else(|| "the browser failed".into());
+        self.browser_errors = (self.browser_errors.0 + 1, detail);
+        if self.browser_errors.0 >= BROKEN_AFTER && self.broken.is_none() {
+            let reason = format!("browser: {}", self.browser_errors.1);
+            tracing::error!(errors = self.browser_errors.0, %reason, "the browser keeps failing; taking no new work until it starts again");
+            crate::health::Health::global().set_unavailable(Some(reason.clone()));
+            self.broken = Some(Broken { reason, owed: 0, checking: false, next_check: Instant::now() + RECHECK_EVERY });
+            self.on_heartbeat();
+        }
+    }
+
+    /// A check of the executor ended: on success the withheld credits are offered again.
+    fn on_checked(&mut self, result: Result<(), String>) {
+        let Some(b) = &mut self.broken else { return };
+        b.checking = false;
+        match result {
+            Ok(()) => {
+                let owed = b.owed;
+                self.broken = None;
+                self.browser_errors = (0, String::new());
+                crate::health::Health::global().set_unavailable(None);
+                tracing::info!(credits = owed, "the browser starts again; taking work");
+                self.on_heartbeat();
+                if self.drain.is_none() && owed > 0 {
+                    self.send(Outgoing::Ready { credits: owed });
+                }
+            }
+            Err(why) => {
+                b.reason = format!("browser: {why}");
+                b.next_check = Instant::now() + RECHECK_EVERY;
+                crate::health::Health::global().set_unavailable(Some(b.reason.clone()));
+                tracing::warn!(reason = %b.reason, "the browser still does not start");
+            }
+        }
+    }
+
+    /// Starts a check of the executor when the worker is broken and one is due.
+    fn maybe_check(&mut self) {
+        let Some(b) = &mut self.broken else { return };
+        if b.checking || Instant::now() < b.next_check {
+            return;
+        }
+        b.checking = true;
+        let (tx, check) = (self.done_tx.clone(), self.executor.check());
+        self.attempts.spawn("executor-check", move |_| async move {
+            let _ = tx.send(Done::Checked(check.await)).await;
+        });
     }
 
     /// Starts sending the next waiting trajectory, when the link is up and none is on its way.
@@ -348,7 +437,9 @@ impl Session {
 
     fn on_heartbeat(&mut self) {
         let running: Vec<AttemptKey> = self.running.keys().cloned().collect();
-        self.send(Outgoing::Heartbeat { running: &running });
+        let unavailable = self.broken.as_ref().map(|b| b.reason.clone());
+        self.send(Outgoing::Heartbeat { running: &running, unavailable: unavailable.as_deref() });
+        self.maybe_check();
     }
 
     fn on_received(&mut self, received: Result<Received, LinkError>) -> Result<(), RemoteError> {

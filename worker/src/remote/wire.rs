@@ -76,7 +76,8 @@ pub enum Outgoing<'a> {
     /// An attempt's record (sent again after every reconnection until acknowledged).
     Record { key: &'a AttemptKey, record: &'a Record },
     /// The attempts still running; an attempt the coordinator leased and does not see here is lost.
-    Heartbeat { running: &'a [AttemptKey] },
+    /// The attempts it runs, and why it takes no new work, when it does not.
+    Heartbeat { running: &'a [AttemptKey], unavailable: Option<&'a str> },
 }
 
 impl From<Outgoing<'_>> for v1::WorkerMessage {
@@ -87,9 +88,10 @@ impl From<Outgoing<'_>> for v1::WorkerMessage {
             Outgoing::Record { key, record } => {
                 Body::Record(v1::RecordMessage { attempt: Some(key.into()), record: Some(record.into()) })
             }
-            Outgoing::Heartbeat { running } => {
-                Body::Heartbeat(v1::Heartbeat { running: running.iter().map(Into::into).collect() })
-            }
+            Outgoing::Heartbeat { running, unavailable } => Body::Heartbeat(v1::Heartbeat {
+                running: running.iter().map(Into::into).collect(),
+                unavailable: unavailable.map(str::to_string),
+            }),
         };
         v1::WorkerMessage { body: Some(body) }
     }
@@ -272,7 +274,7 @@ mod tests {
         assert_eq!(AttemptKey::try_from(r.attempt), Ok(k0.clone()));
         assert_eq!(r.record.map(Record::try_from), Some(Ok(rec)));
 
-        let m = v1::WorkerMessage::from(Outgoing::Heartbeat { running: &[k0.clone(), k1.clone()] });
+        let m = v1::WorkerMessage::from(Outgoing::Heartbeat { running: &[k0.clone(), k1.clone()], unavailable: None });
         let Some(Body::Heartbeat(h)) = m.body else { panic!("a heartbeat") };
         let keys: Vec<AttemptKey> = h.running.into_iter().filter_map(|r| AttemptKey::try_from(r).ok()).collect();
         assert_eq!(keys, vec![k0, k1]);

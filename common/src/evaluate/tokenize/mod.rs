@@ -49,7 +49,8 @@ impl WordTokenizer {
                 }
                 let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
                 Err(format!(
-                    "NLTK's punkt_tab English model is not installed (looked in {}; set NLTK_DATA)",
+                    "NLTK's punkt_tab English model is not installed (looked in {}): run `bash scripts/install-deps.sh`, \
+                     or set SKILLSHIFT_NLTK_DATA or NLTK_DATA to a directory holding tokenizers/punkt_tab/english",
                     looked.join(", ")
                 ))
             })
@@ -68,11 +69,17 @@ impl WordTokenizer {
     }
 }
 
-/// NLTK's search path: `NLTK_DATA` (`:`-separated), `~/nltk_data`, then the system directories.
+/// Where the model is looked for: `SKILLSHIFT_NLTK_DATA`, then NLTK's own search path: `NLTK_DATA`
+/// (`:`-separated), `~/nltk_data`, then the system directories (`scripts/install-deps.sh` installs it
+/// under `/usr/local/share/nltk_data`).
 fn nltk_data_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("NLTK_DATA")
-        .map(|v| std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).collect())
-        .unwrap_or_default();
+    let split = |var: &str| -> Vec<PathBuf> {
+        std::env::var_os(var)
+            .map(|v| std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).collect())
+            .unwrap_or_default()
+    };
+    let mut dirs = split("SKILLSHIFT_NLTK_DATA");
+    dirs.extend(split("NLTK_DATA"));
     if let Some(home) = std::env::var_os("HOME") {
         dirs.push(PathBuf::from(home).join("nltk_data"));
     }

@@ -1,0 +1,153 @@
+//! A newcomer's first hour without a browser, and a browser that stops starting mid-sweep:
+//! * `local` and `worker` without Chromium end at once with exit 2 and one line naming what is missing and
+//!   the command that installs it; `local` leaves no store or records behind;
+//! * a real worker (real Chromium, real coordinator over gRPC) whose browser stops starting mid-sweep stops
+//!   leasing after a few `browser` errors, answers `/readyz` 503 with the reason, is named with the reason in
+//!   `sweep status`, and takes work again once its browser starts; the sweep then finishes.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::Sandbox;
+
+const BIN: &str = env!("CARGO_BIN_EXE_skillshift");
+
+fn get(addr: &str, path: &str) -> Option<(u16, String)> {
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, text.split("\r\n\r\n").nth(1).unwrap_or_default().to_string()))
+}
+
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").to_string()
+}
+
+/// Polls `f` every 200 ms until it holds; panics with `what` after `limit`.
+fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < limit, "{what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn local_without_a_browser_is_exit_2_with_the_install_command_and_nothing_stored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_dir = dir.path().join("out");
+    let out = Command::new(BIN)
+        .env("SKILLSHIFT_CHROMIUM", "/nonexistent/chromium")
+        .args(["local", "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("run local");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("/nonexistent/chromium") && lines[0].contains("bash scripts/install-deps.sh"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "local left {} behind", out_dir.display());
+}
+
+#[test]
+fn a_worker_without_a_browser_is_exit_2_before_it_registers() {
+    let sb = Sandbox::start(0, 0);
+    let out = Command::new(BIN)
+        .env("SKILLSHIFT_CHROMIUM", "/nonexistent/chromium")
+        .args(["worker", "--embedded-sites", "--coordinator", &sb.url(), "--token", "sandbox-token", "--outbox"])
+        .arg(sb.path("outbox-x"))
+        .output()
+        .expect("run worker");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no browser: Chromium /nonexistent/chromium is not installed"), "{stderr}");
+    assert!(sb.sweep(&["list"]).status.success(), "the coordinator is up: {}", sb.logs());
+    assert!(!sb.read_log("coordinator-1.log").contains("worker registered"), "{}", sb.logs());
+}
+
+#[test]
+fn a_browser_that_stops_starting_mid_sweep_stops_the_worker_leasing_and_is_named_in_sweep_status() {
+    let mut sb = Sandbox::start(0, 0);
+    // The worker's browser is this script: the real headless shell while the flag file exists, a failure after.
+    let flag = sb.path("browser-on");
+    std::fs::write(&flag, "").expect("flag");
+    let wrapper = sb.path("chromium.sh");
+    let real = if std::path::Path::new("/usr/lib/chromium/chromium-headless-shell").exists() {
+        "/usr/lib/chromium/chromium-headless-shell"
+    } else {
+        "/usr/lib/chromium/chromium"
+    };
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ -f '{}' ]; then exec {real} \"$@\"; fi\necho 'browser switched off by the test' >&2\nexit 1\n",
+            flag.display()
+        ),
+    )
+    .expect("wrapper");
+    std::process::Command::new("chmod").arg("+x").arg(&wrapper).status().expect("chmod");
+    let metrics = free_addr();
+    let worker = Command::new(BIN)
+        .env("SKILLSHIFT_CHROMIUM", &wrapper)
+        .args(["worker", "--embedded-sites", "--browser-reuse", "1", "--name", "wB", "--coordinator", &sb.url()])
+        .args(["--token", "sandbox-token"])
+        .args(["--metrics-addr", &metrics, "--outbox"])
+        .arg(sb.path("outbox-b"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(sb.path("worker-b.log")).expect("log"))
+        .spawn()
+        .expect("spawn worker");
+    sb.workers.push(worker);
+    let log = sb.path("worker-b.log");
+    wait_for(Duration::from_secs(60), &format!("the worker never became ready: {}", log.display()), || {
+        get(&metrics, "/readyz").map(|r| r.0) == Some(200)
+    });
+    let id = sb.submit(20, &[]);
+    sb.wait_until(&id, Duration::from_secs(120), |st| st["units"]["done"].as_u64() >= Some(3));
+    std::fs::remove_file(&flag).expect("switch the browser off");
+    wait_for(Duration::from_secs(120), "the worker never said its browser fails", || {
+        get(&metrics, "/readyz").is_some_and(|(code, body)| code == 503 && body.contains("not taking work: browser:"))
+    });
+    let st = sb.status(&id).expect("status");
+    assert_eq!(st["workers_unavailable"][0]["name"], "wB", "{st}");
+    let why = st["workers_unavailable"][0]["unavailable"].as_str().unwrap_or_default().to_string();
+    assert!(why.starts_with("browser: "), "{st}");
+    let text = sb.sweep(&["status", &id]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.lines().any(|l| l.starts_with("worker wB (") && l.contains("takes no work: browser:")), "{text}");
+    // The errors say why, counted.
+    assert!(text.contains("attempts errored") && text.contains("× browser: "), "{text}");
+    // It stops leasing: a few attempts errored, not the rest of the sweep.
+    let errors = st["attempts"]["error"].as_u64().unwrap_or(0);
+    assert!((3..=6).contains(&errors), "{errors} errors: {st}");
+    std::thread::sleep(Duration::from_secs(3));
+    let later = sb.status(&id).expect("status");
+    assert_eq!(later["attempts"]["error"], st["attempts"]["error"], "it leased more work: {later}");
+    assert_eq!(later["units"]["running"], 0, "{later}");
+    // Its browser starts again: it takes work again and the sweep finishes.
+    std::fs::write(&flag, "").expect("switch the browser on");
+    wait_for(Duration::from_secs(120), "the worker never took work again", || {
+        get(&metrics, "/readyz").map(|r| r.0) == Some(200)
+    });
+    let done = sb.wait_state(&id, "done", Duration::from_secs(300));
+    assert_eq!(done["units"]["invalid"], 0, "{done}");
+    assert!(done.get("workers_unavailable").is_none(), "{done}");
+    // A worker stopped with SIGTERM drains and stops its chromedriver and browsers.
+    sb.signal_worker(0, "TERM");
+    let status = sb.workers[0].wait().expect("worker exits");
+    assert!(status.success(), "{status:?}");
+    let log = sb.read_log("worker-b.log");
+    assert!(log.contains("taking no new work until it starts again"), "{log}");
+    assert!(log.contains("the browser starts again; taking work"), "{log}");
+}
