@@ -239,3 +239,21 @@ fn leaderboard_refuses_skill_call_counts_that_only_agree_by_wrapping() {
         err(&o)
     );
 }
+
+#[test]
+fn score_tasks_validate_and_report_gates_of_dev_zero_are_one_line_and_exit_2_within_bounded_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let records = synthetic(dir.path(), "r.jsonl", 50);
+    let cases: [(&[&str], &str); 3] = [
+        (&["score", "/dev/zero", "--task", "0"], "/dev/zero: larger than 67108864 bytes (64 MiB)"),
+        (&["tasks", "validate", "/dev/zero"], "larger than 67108864 bytes (64 MiB)"),
+        (&["report", s(&records), "--gates", "/dev/zero"], "larger than 1048576 bytes (1 MiB)"),
+    ];
+    for (args, want) in cases {
+        // Under a 1 GiB address-space limit: reading the device whole (2.1 GB) would fail to allocate, not exit 2.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "ulimit -v 1048576 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_skillshift")]).args(args);
+        let o = run_with_deadline(&mut cmd, Duration::from_secs(60)).expect("the command must return promptly");
+        refused(&o, &["/dev/zero", want]);
+    }
+}

@@ -87,14 +87,11 @@ pub enum GatesError {
 /// Read and check a gates file.
 pub fn load(path: &Path) -> Result<GateSet, GatesError> {
     let read = |source| GatesError::Read { path: path.to_path_buf(), source };
-    let len = std::fs::metadata(path).map_err(read)?.len();
-    if len > MAX_FILE_BYTES {
-        return Err(GatesError::Invalid {
-            path: path.to_path_buf(),
-            message: format!("is {len} bytes, more than the {MAX_FILE_BYTES} a gates file may hold"),
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(read)?;
+    // The bounded reader: a device (`/dev/zero`) says its size is 0, so only reading up to the bound holds.
+    let text = skillshift_common::bounded::read_to_string(path, MAX_FILE_BYTES).map_err(|e| match e.kind() {
+        std::io::ErrorKind::FileTooLarge => GatesError::Invalid { path: path.to_path_buf(), message: e.to_string() },
+        _ => read(e),
+    })?;
     parse(&text, path)
 }
 

@@ -167,7 +167,8 @@ pub fn task_file_path(data_dir: &Path, site: Site, version: Version) -> std::pat
 /// equal to the index, and the task's `sites` naming `site` alone.
 pub fn load_task_file(path: &Path, site: Site) -> Result<Vec<Task>, TaskFileError> {
     let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TaskFileError::Io { path: p.clone(), source })?;
+    let text = crate::bounded::read_to_string(path, crate::bounded::MAX_FILE_BYTES)
+        .map_err(|source| TaskFileError::Io { path: p.clone(), source })?;
     let tasks: Vec<Task> =
         serde_json::from_str(&text).map_err(|source| TaskFileError::Json { path: p.clone(), source })?;
     for (index, task) in tasks.iter().enumerate() {

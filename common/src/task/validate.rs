@@ -85,7 +85,8 @@ pub fn validate_files(paths: &[impl AsRef<Path>]) -> (Report, Vec<TaskFileError>
 /// Validates one file: a task object or an array of them.
 pub fn validate_file(path: &Path) -> Result<FileReport, TaskFileError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TaskFileError::Io { path: shown.clone(), source })?;
+    let text = crate::bounded::read_to_string(path, crate::bounded::MAX_FILE_BYTES)
+        .map_err(|source| TaskFileError::Io { path: shown.clone(), source })?;
     let value: Value =
         serde_json::from_str(&text).map_err(|source| TaskFileError::Json { path: shown.clone(), source })?;
     Ok(validate_value(&shown, &value))
@@ -298,7 +299,36 @@ fn scoreable(t: &Task, out: &mut Found) {
                 out.push((field.clone(), format!("names the placeholder {p}, which no site has")));
             }
         }
+        if let Err(m) = web_scheme(url) {
+            out.push((field, m));
+        }
     }
+}
+
+/// Whether every URL in `field` (parts joined by ` |AND| ` or ` |OR| `) is a page of
+/// the web: a site placeholder, a path, `func:`/`last` (program_html's own forms), or
+/// an `http(s):` URL. `file:`, `data:`, `chrome:`, `javascript:`... would let a task
+/// read the worker's machine or run script, so they are refused.
+pub fn web_scheme(field: &str) -> Result<(), String> {
+    for part in field.split(" |AND| ").flat_map(|p| p.split(" |OR| ")) {
+        let part = part.trim();
+        if part.is_empty() || part == "last" || part.starts_with("func:") || part.starts_with("__") {
+            continue;
+        }
+        let Some(colon) = part.find(':') else { continue };
+        let scheme = &part[..colon];
+        let is_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        // `a/b:c` or `?q=x:y` has no scheme: the colon comes after a path or a query.
+        if !is_scheme {
+            continue;
+        }
+        let lower = scheme.to_ascii_lowercase();
+        if lower != "http" && lower != "https" {
+            return Err(format!("is a {lower}: URL ({part:?}); only http(s) URLs and site placeholders are allowed"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -352,5 +382,42 @@ mod tests {
         only_locator["eval"]["program_html"][0]["locator"] = json!("window.x");
         let r = validate_value("x.json", &only_locator);
         assert_eq!(r.problems[0].field, "eval.program_html[0].locator");
+    }
+
+    #[test]
+    fn local_file_data_and_browser_urls_are_refused_naming_the_task_and_field() {
+        let mut file = webarena_task();
+        file["start_url"] = json!("file:///etc/passwd");
+        let mut check = webarena_task();
+        check["task_id"] = json!(42);
+        check["eval"]["program_html"][0]["url"] = json!("FILE:///etc/hostname");
+        let mut data = webarena_task();
+        data["task_id"] = json!(43);
+        data["start_url"] = json!("__SHOPPING_ADMIN__ |AND| data:text/html,<b>x</b>");
+        let mut chrome = webarena_task();
+        chrome["task_id"] = json!(44);
+        chrome["eval"]["eval_types"] = json!(["url_match"]);
+        chrome["eval"]["reference_url"] = json!("__GITLAB__/a |OR| chrome://settings");
+        let mut fine = webarena_task();
+        fine["task_id"] = json!(45);
+        fine["start_url"] = json!("http://localhost:7780/admin?x=a:b |AND| __MAP__/search:1");
+        let r = validate_value("x.json", &json!([file, check, data, chrome, fine]));
+        let found: Vec<(Option<i64>, &str, &str)> =
+            r.problems.iter().map(|p| (p.task_id, p.field.as_str(), p.message.as_str())).collect();
+        assert_eq!((r.tasks, r.loaded), (5, 1), "{found:?}");
+        assert_eq!(found[0].0, Some(41));
+        assert_eq!(found[0].1, "start_url");
+        assert!(found[0].2.starts_with("is a file: URL"), "{found:?}");
+        assert_eq!((found[1].0, found[1].1), (Some(42), "eval.program_html[0].url"));
+        assert_eq!((found[2].0, found[2].1), (Some(43), "start_url"));
+        assert!(found[2].2.starts_with("is a data: URL"), "{found:?}");
+        assert_eq!((found[3].0, found[3].1), (Some(44), "eval.reference_url"));
+    }
+
+    #[test]
+    fn a_device_is_read_up_to_the_bound_and_refused() {
+        let e = validate_file(Path::new("/dev/zero")).expect_err("/dev/zero is no task file");
+        let line = e.to_string();
+        assert!(line.starts_with("/dev/zero: larger than 67108864 bytes (64 MiB)"), "{line}");
     }
 }
