@@ -119,6 +119,9 @@ fn a_browser_that_stops_starting_mid_sweep_stops_the_worker_leasing_and_is_named
     wait_for(Duration::from_secs(120), "the worker never said its browser fails", || {
         get(&metrics, "/readyz").is_some_and(|(code, body)| code == 503 && body.contains("not taking work: browser:"))
     });
+    // The attempt leased before the third error was known may still be ending: wait for it.
+    sb.wait_until(&id, Duration::from_secs(60), |st| st["units"]["running"] == 0);
+    std::thread::sleep(Duration::from_secs(2));
     let st = sb.status(&id).expect("status");
     assert_eq!(st["workers_unavailable"][0]["name"], "wB", "{st}");
     let why = st["workers_unavailable"][0]["unavailable"].as_str().unwrap_or_default().to_string();
