@@ -7,28 +7,13 @@
 
 mod support;
 
-use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::Sandbox;
+use support::{free_addr, http_get as get};
 
 const BIN: &str = env!("CARGO_BIN_EXE_skillshift");
-
-fn get(addr: &str, path: &str) -> Option<(u16, String)> {
-    let mut s = std::net::TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let status = text.split_whitespace().nth(1)?.parse().ok()?;
-    Some((status, text.split("\r\n\r\n").nth(1).unwrap_or_default().to_string()))
-}
-
-fn free_addr() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").to_string()
-}
 
 /// Polls `f` every 200 ms until it holds; panics with `what` after `limit`.
 fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
