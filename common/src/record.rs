@@ -64,6 +64,14 @@ pub fn error_key(r: &Record) -> String {
     }
 }
 
+/// The `n` most frequent keys with their counts, most frequent first (ties by key).
+pub fn most_frequent<K: Into<String>>(counts: impl IntoIterator<Item = (K, u64)>, n: usize) -> Vec<(String, u64)> {
+    let mut top: Vec<(String, u64)> = counts.into_iter().map(|(k, c)| (k.into(), c)).collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(n);
+    top
+}
+
 /// One attempt's record. Optional fields are omitted from JSON when unset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {

@@ -426,6 +426,17 @@ fn evidence(v: &RunVerdict, record: &Record) -> String {
     out
 }
 
+/// Why a reference run failed: its solution's failed step, when it did not run as written, and the failing
+/// evaluators' evidence.
+fn failure_detail(v: &RunVerdict, record: &Record, blob: Option<&Blob>) -> String {
+    let found = evidence(v, record);
+    match solution_error(record, blob) {
+        Some(e) if found.is_empty() => e,
+        Some(e) => format!("{e}; {found}"),
+        None => found,
+    }
+}
+
 /// The row of one task-version from its runs.
 fn classify(uid: Uid, refs: &[(Record, Option<Blob>)], idle: Option<&(Record, Option<Blob>)>) -> Row {
     let verdicts: Vec<RunVerdict> = refs.iter().map(|(r, b)| reference_verdict(r, b.as_ref())).collect();
@@ -447,11 +458,7 @@ fn classify(uid: Uid, refs: &[(Record, Option<Blob>)], idle: Option<&(Record, Op
         (Status::Nondeterministic, Some(format!("reference runs disagree: {}", seen.join(", "))))
     } else if reference.verdict != "pass" {
         let (record, blob) = &refs[0];
-        let mut detail = match solution_error(record, blob.as_ref()) {
-            Some(e) if evidence(&reference, record).is_empty() => e,
-            Some(e) => format!("{e}; {}", evidence(&reference, record)),
-            None => evidence(&reference, record),
-        };
+        let mut detail = failure_detail(&reference, record, blob.as_ref());
         if idle_verdict.verdict == "pass" {
             detail.push_str("; and doing nothing passes");
         }
@@ -554,14 +561,7 @@ pub fn run(s: &AuditSettings) -> anyhow::Result<Report> {
                 let detail = match v.verdict.as_str() {
                     "pass" => None,
                     "error" => Some(error_line(&d.record)),
-                    _ => {
-                        let found = evidence(&v, &d.record);
-                        match solution_error(&d.record, d.blob.as_ref()) {
-                            Some(e) if found.is_empty() => Some(e),
-                            Some(e) => Some(format!("{e}; {found}")),
-                            None => Some(found),
-                        }
-                    }
+                    _ => Some(failure_detail(&v, &d.record, d.blob.as_ref())),
                 };
                 perturbed.push(PerturbedRow {
                     uid: *uid,

@@ -28,11 +28,9 @@ pub struct ErrorSummary {
 impl ErrorSummary {
     /// From `(attempts, [(key, count)])`, keeping the most frequent keys.
     pub fn new(attempts: u64, counts: impl IntoIterator<Item = (String, u64)>) -> ErrorSummary {
-        let mut top: Vec<(String, u64)> = counts.into_iter().collect();
-        let errors = top.iter().map(|(_, n)| n).sum();
-        top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        top.truncate(TOP_ERRORS);
-        ErrorSummary { attempts, errors, top }
+        let counts: Vec<(String, u64)> = counts.into_iter().collect();
+        let errors = counts.iter().map(|(_, n)| n).sum();
+        ErrorSummary { attempts, errors, top: skillshift_common::record::most_frequent(counts, TOP_ERRORS) }
     }
 
     /// What a coordinator's sweep status says of its errors.

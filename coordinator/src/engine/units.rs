@@ -126,10 +126,7 @@ impl SweepRun {
         for key in self.errors.values() {
             *counts.entry(key.as_str()).or_default() += 1;
         }
-        let mut top: Vec<(String, u64)> = counts.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
-        top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        top.truncate(n);
-        top
+        skillshift_common::record::most_frequent(counts, n)
     }
 
     /// The cost reserved for the next attempt (docs/cli.md#cost-budget): the largest cost of any stored
