@@ -33,6 +33,13 @@ pub struct Skill {
 
 /// An accessibility locator: role and accessible name, optionally the `nth`
 /// (0-based) of several matches. Without `nth`, several matches is an error.
+///
+/// In a table, `column` and `row` narrow the matches to cells, as Playwright's
+/// `get_by_role("row").filter(has_text=...).get_by_role("cell")` does: `column`
+/// keeps the elements in the column whose header is named so, `row` those in a
+/// row one of whose cells' names contains the text; an empty `name` then
+/// matches any name. This reads a value from a table whose cells are named only
+/// by their contents (WordPress's list tables).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -40,6 +47,30 @@ pub struct Target {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nth: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
+    /// A regular expression the accessible name must match (searched, not anchored), in place of
+    /// `name`, which must then be empty: Playwright's `get_by_role(role, name=re.compile(...))`,
+    /// for an element known by the shape of its name ("2 items") rather than the name itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_pattern: Option<String>,
+}
+
+impl Target {
+    /// Whether the target is narrowed to a table's column or row.
+    pub fn in_table(&self) -> bool {
+        self.column.is_some() || self.row.is_some()
+    }
+
+    /// Every string of the target that may hold placeholders.
+    fn texts(&self) -> Vec<&str> {
+        let mut out = vec![self.name.as_str()];
+        out.extend(self.column.as_deref());
+        out.extend(self.row.as_deref());
+        out
+    }
 }
 
 /// One step of a skill or a reference solution. Strings may hold `{{param}}`
@@ -73,9 +104,14 @@ pub enum Step {
         target: Target,
     },
     /// Read the text content of the located element; the last value read is
-    /// the skill's (or solution's) answer.
+    /// the skill's (or solution's) answer. With `pattern`, a regular expression, the
+    /// answer is its first capture group in the text (the whole match when it has
+    /// none), and a text it does not match fails the step: a learned script that
+    /// reads the number out of "1 approved comment".
     Read {
         target: Target,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pattern: Option<String>,
     },
     /// End with a literal answer.
     Answer {
@@ -125,6 +161,22 @@ impl SkillLibrary {
                 return Err(format!("skill '{name}': a param has an empty name"));
             }
             for (i, step) in skill.steps.iter().enumerate() {
+                if let Step::Read { pattern: Some(p), .. } = step {
+                    // Bounded: a pattern that compiles past the regex crate's size limit is refused too.
+                    if let Err(e) = regex::Regex::new(p) {
+                        return Err(format!("skill '{name}' step {i}: pattern /{}/: {e}", short(p)));
+                    }
+                }
+                if let Some(t) = step.target() {
+                    if let Some(p) = &t.name_pattern {
+                        if !t.name.is_empty() {
+                            return Err(format!("skill '{name}' step {i}: a target has both name and name_pattern"));
+                        }
+                        if let Err(e) = regex::Regex::new(p) {
+                            return Err(format!("skill '{name}' step {i}: name_pattern /{}/: {e}", short(p)));
+                        }
+                    }
+                }
                 for text in step.texts() {
                     let params = scan(text).map_err(|why| format!("skill '{name}' step {i}: {why}"))?;
                     for param in params {
@@ -167,16 +219,30 @@ fn scan(text: &str) -> Result<Vec<&str>, String> {
 }
 
 impl Step {
+    /// The step's target, when it has one.
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            Step::Click { target }
+            | Step::Check { target }
+            | Step::Hover { target }
+            | Step::Read { target, .. }
+            | Step::Fill { target, .. }
+            | Step::Select { target, .. }
+            | Step::Press { target, .. } => Some(target),
+            Step::Goto { .. } | Step::Answer { .. } => None,
+        }
+    }
+
     /// Every string of the step that may hold placeholders.
     pub fn texts(&self) -> Vec<&str> {
         match self {
             Step::Goto { url } => vec![url],
-            Step::Click { target } | Step::Check { target } | Step::Hover { target } | Step::Read { target } => {
-                vec![&target.name]
+            Step::Click { target } | Step::Check { target } | Step::Hover { target } | Step::Read { target, .. } => {
+                target.texts()
             }
-            Step::Fill { target, text } => vec![&target.name, text],
-            Step::Select { target, option } => vec![&target.name, option],
-            Step::Press { target, key } => vec![&target.name, key],
+            Step::Fill { target, text } => [target.texts(), vec![text.as_str()]].concat(),
+            Step::Select { target, option } => [target.texts(), vec![option.as_str()]].concat(),
+            Step::Press { target, key } => [target.texts(), vec![key.as_str()]].concat(),
             Step::Answer { text } => vec![text],
         }
     }
@@ -184,7 +250,14 @@ impl Step {
     /// The step with `{{param}}` placeholders replaced by `args`.
     pub fn bind(&self, args: &BTreeMap<String, String>) -> Step {
         let sub = |s: &str| substitute(s, args);
-        let tgt = |t: &Target| Target { role: t.role.clone(), name: sub(&t.name), nth: t.nth };
+        let tgt = |t: &Target| Target {
+            role: t.role.clone(),
+            name: sub(&t.name),
+            nth: t.nth,
+            column: t.column.as_deref().map(sub),
+            row: t.row.as_deref().map(sub),
+            name_pattern: t.name_pattern.clone(),
+        };
         match self {
             Step::Goto { url } => Step::Goto { url: sub(url) },
             Step::Click { target } => Step::Click { target: tgt(target) },
@@ -193,7 +266,7 @@ impl Step {
             Step::Check { target } => Step::Check { target: tgt(target) },
             Step::Press { target, key } => Step::Press { target: tgt(target), key: sub(key) },
             Step::Hover { target } => Step::Hover { target: tgt(target) },
-            Step::Read { target } => Step::Read { target: tgt(target) },
+            Step::Read { target, pattern } => Step::Read { target: tgt(target), pattern: pattern.clone() },
             Step::Answer { text } => Step::Answer { text: sub(text) },
         }
     }
@@ -262,7 +335,16 @@ mod tests {
                 params: vec!["project".to_string()],
                 description: "d".to_string(),
                 steps: vec![
-                    Step::Click { target: Target { role: "link".into(), name: "Issues".into(), nth: None } },
+                    Step::Click {
+                        target: Target {
+                            role: "link".into(),
+                            name: "Issues".into(),
+                            nth: None,
+                            column: None,
+                            row: None,
+                            name_pattern: None,
+                        },
+                    },
                     Step::Goto { url: url.to_string() },
                 ],
             }],

@@ -59,6 +59,10 @@ pub struct AuditSettings {
     pub task_timeout_s: u64,
     /// The sweep seed the perturbations derive theirs from.
     pub seed: u64,
+    /// `--real-sites FILE`: the site-versions it names are audited on those real instances (reset
+    /// before each attempt, one attempt at a time per instance), with their own reference solutions
+    /// where the data directory has them (`solutions/real/`).
+    pub real_sites: Option<PathBuf>,
 }
 
 impl AuditSettings {
@@ -75,6 +79,7 @@ impl AuditSettings {
             max_steps: 10,
             task_timeout_s: 120,
             seed: 0,
+            real_sites: None,
         }
     }
 
@@ -171,6 +176,9 @@ pub struct Report {
     pub perturbed: Vec<PerturbedRow>,
     pub counts: BTreeMap<&'static str, usize>,
     pub wall_s: f64,
+    /// The images audited on real instances (`--real-sites`), e.g. `wordpress-v1`; absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub real_sites: Vec<String>,
 }
 
 impl Report {
@@ -202,6 +210,9 @@ impl Report {
         }
         let counts: Vec<String> = self.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
         out.push(format!("{} task-versions: {} in {:.1} s", self.tasks.len(), counts.join(", "), self.wall_s));
+        if !self.real_sites.is_empty() {
+            out.push(format!("on real instances: {}", self.real_sites.join(", ")));
+        }
         if !self.perturbed.is_empty() {
             out.push(format!(
                 "perturbed runs of the reference (never change a status): {} of {} pass",
@@ -244,8 +255,10 @@ struct Done {
 }
 
 /// The tasks and solutions of one site-version: the data directory's files, or the fixture sites'
-/// generated ones when the directory has no task files.
-pub fn load(data: &Path, site: Site, version: Version) -> anyhow::Result<Vec<Audited>> {
+/// generated ones when the directory has no task files. On a real instance (`real`), the solutions
+/// of `solutions/real/<site>.<version>.json` when the directory has that file: the same tasks, worked
+/// through the real application's screens (docs/real-sites.md).
+pub fn load(data: &Path, site: Site, version: Version, real: bool) -> anyhow::Result<Vec<Audited>> {
     let path = task_file_path(data, site, version);
     if !task_file_path(data, Site::Gitlab, Version::V1).exists() {
         return Ok(skillshift_sites::tasks(site, version)
@@ -254,7 +267,9 @@ pub fn load(data: &Path, site: Site, version: Version) -> anyhow::Result<Vec<Aud
             .collect());
     }
     let tasks = load_task_file(&path, site)?;
-    let sol_path = data.join("solutions").join(format!("{site}.{version}.json"));
+    let file = format!("{site}.{version}.json");
+    let real_path = data.join("solutions").join("real").join(&file);
+    let sol_path = if real && real_path.exists() { real_path } else { data.join("solutions").join(&file) };
     let text = skillshift_common::bounded::read_to_string(&sol_path, skillshift_common::bounded::MAX_FILE_BYTES)
         .with_context(|| format!("reading the reference solutions {}", sol_path.display()))?;
     let solutions: Vec<Vec<Step>> = serde_json::from_str(&text)
@@ -325,7 +340,7 @@ fn spec(
 }
 
 /// The task-versions the settings select, with their reference solutions.
-pub fn select(s: &AuditSettings) -> anyhow::Result<Vec<(Uid, Audited)>> {
+pub fn select(s: &AuditSettings, real: Option<&crate::real::RealSites>) -> anyhow::Result<Vec<(Uid, Audited)>> {
     let families = s.families.as_deref().map(crate::spec::read_families).transpose()?;
     if let Some(f) = &families {
         if let Some(site) = f.keys().find(|site| !s.sites.contains(site)) {
@@ -338,7 +353,7 @@ pub fn select(s: &AuditSettings) -> anyhow::Result<Vec<(Uid, Audited)>> {
     let mut out = Vec::new();
     for &site in &s.sites {
         for &version in &s.versions {
-            let tasks = load(&s.data, site, version)?;
+            let tasks = load(&s.data, site, version, real.is_some_and(|r| r.hosts(site, version)))?;
             let keep = families.as_ref().and_then(|f| f.get(&site));
             if let Some(ids) = keep {
                 if let Some(bad) = ids.iter().find(|&&id| id as usize >= tasks.len()) {
@@ -517,7 +532,10 @@ impl Progress {
 /// unreadable task or solution files, a browser that does not start.
 pub fn run(s: &AuditSettings) -> anyhow::Result<Report> {
     s.validate()?;
-    let selected = select(s)?;
+    // Every attempt from a fresh reset, as on the fixture sites.
+    let real =
+        s.real_sites.as_deref().map(|p| crate::real::RealSites::load(p, Some(ResetPolicy::BeforeEach))).transpose()?;
+    let selected = select(s, real.as_ref())?;
     if selected.is_empty() {
         bail!("the audit selects no task");
     }
@@ -544,7 +562,7 @@ pub fn run(s: &AuditSettings) -> anyhow::Result<Report> {
     let total = jobs.len();
     let began = Instant::now();
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let done = rt.block_on(execute(s, jobs, total));
+    let done = rt.block_on(execute(s, real.as_ref(), jobs, total));
     rt.shutdown_timeout(Duration::from_secs(5));
     let done = done?;
 
@@ -580,13 +598,22 @@ pub fn run(s: &AuditSettings) -> anyhow::Result<Report> {
     for r in &tasks {
         *counts.entry(r.status.as_str()).or_insert(0) += 1;
     }
-    Ok(Report { schema: AUDIT_SCHEMA, tasks, perturbed, counts, wall_s: began.elapsed().as_secs_f64() })
+    let real_sites = real.map(|r| r.images(&s.sites)).unwrap_or_default();
+    Ok(Report { schema: AUDIT_SCHEMA, tasks, perturbed, counts, wall_s: began.elapsed().as_secs_f64(), real_sites })
 }
 
 /// Runs every job on `s.workers` executors and returns what each attempt yielded.
-async fn execute(s: &AuditSettings, jobs: VecDeque<Job>, total: usize) -> anyhow::Result<Vec<Done>> {
+async fn execute(
+    s: &AuditSettings,
+    real: Option<&crate::real::RealSites>,
+    jobs: VecDeque<Job>,
+    total: usize,
+) -> anyhow::Result<Vec<Done>> {
     let cancel = crate::signals::cancel_on_signals();
     workers::preflight().await?;
+    if let Some(r) = real {
+        r.check().await?;
+    }
     let queue = Arc::new(Mutex::new(jobs));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Done>(64);
     let tasks = TaskCenter::with_token("audit", cancel.child_token());
@@ -594,7 +621,10 @@ async fn execute(s: &AuditSettings, jobs: VecDeque<Job>, total: usize) -> anyhow
     for i in 0..s.workers {
         let plan = WorkerPlan {
             name: format!("audit-{i}"),
-            runs: Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
+            runs: Runs::Browser(match real {
+                Some(r) => SiteChoice::Mixed(ResetPolicy::BeforeEach, r.clone()),
+                None => SiteChoice::Embedded(ResetPolicy::BeforeEach),
+            }),
             slots: 1,
             browser_reuse: skillshift_worker::browser::BrowserConfig::default().reuse,
             data: s.data.clone(),

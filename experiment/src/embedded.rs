@@ -61,7 +61,7 @@ impl SiteManager for Embedded {
     /// None: the fixture pages are server-rendered HTML whose one script acts inside the click
     /// that triggers it (`sites/static/behaviors.js`), and the perturbations count agent steps,
     /// not milliseconds; once a step has settled, nothing appears on them without another input.
-    fn locator_grace(&self) -> std::time::Duration {
+    fn locator_grace(&self, _site: Site, _version: Version) -> std::time::Duration {
         std::time::Duration::ZERO
     }
 

@@ -32,6 +32,7 @@ pub mod export;
 pub mod follow;
 pub mod local;
 pub mod progress;
+pub mod real;
 pub mod reuse;
 pub mod score;
 pub mod settings;

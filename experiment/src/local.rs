@@ -33,6 +33,8 @@ pub struct LocalSettings {
     pub out: PathBuf,
     /// Testing aid: workers run no browser; attempts take about this long with made-up records.
     pub simulate: Option<Duration>,
+    /// `--real-sites FILE`: the site-versions it names run on those instances, shared by every worker.
+    pub real_sites: Option<PathBuf>,
     /// The in-process coordinator's LLM budget (`--llm-concurrency`, `--llm-rpm`, `--llm-tpm`).
     pub llm_budget: skillshift_coordinator::llm_budget::BudgetConfig,
     pub telemetry: TelemetryConfig,
@@ -50,6 +52,8 @@ pub struct LocalRun {
     pub elapsed: Duration,
     /// Why attempts errored, the most frequent first.
     pub errors: crate::errors::ErrorSummary,
+    /// The images that ran on real instances (`--real-sites`), e.g. `wordpress-v1`.
+    pub real: Vec<String>,
 }
 
 /// One treatment's report and the summary file written for it.
@@ -79,7 +83,15 @@ fn random_token() -> String {
 /// Runs the sweep on an in-process cluster, writes `per_task.jsonl`, `contract.json` and a summary per
 /// treatment under `out`, and returns the reports.
 pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
-    let planned = crate::spec::build(&s.sweep)?;
+    if s.real_sites.is_some() && s.simulate.is_some() {
+        anyhow::bail!("--real-sites runs real instances in a browser; it cannot be combined with --simulate");
+    }
+    let real = s.real_sites.as_deref().map(|p| crate::real::RealSites::load(p, None)).transpose()?;
+    let mut planned = crate::spec::build(&s.sweep)?;
+    if let Some(r) = &real {
+        // The frozen contract names what the attempts ran on: the real instances' digests.
+        planned.image_digests.extend(r.digests());
+    }
     let baseline = s.sweep.reuse_baseline.as_deref().map(|p| crate::reuse::for_spec(p, &planned)).transpose()?;
     let spec = match &baseline {
         Some(b) => {
@@ -92,6 +104,9 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
     if s.simulate.is_none() {
         // Before anything is stored: without a browser every attempt would error in a second.
         rt.block_on(crate::workers::preflight())?;
+    }
+    if let Some(r) = &real {
+        rt.block_on(r.check())?;
     }
     std::fs::create_dir_all(&s.out).with_context(|| format!("creating {}", s.out.display()))?;
     let records = s.out.join("per_task.jsonl");
@@ -127,7 +142,10 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 name: name.clone(),
                 runs: match s.simulate {
                     Some(ms) => Runs::Simulated(ms),
-                    None => Runs::Browser(SiteChoice::Embedded(ResetPolicy::BeforeEach)),
+                    None => Runs::Browser(match &real {
+                        Some(r) => SiteChoice::Mixed(ResetPolicy::BeforeEach, r.clone()),
+                        None => SiteChoice::Embedded(ResetPolicy::BeforeEach),
+                    }),
                 },
                 slots: s.slots.max(1),
                 browser_reuse: skillshift_worker::browser::BrowserConfig::default().reuse,
@@ -215,5 +233,6 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
         reports.push(TreatmentReport { treatment: name.clone(), report, summary });
     }
     let errors = crate::errors::ErrorSummary::read(&records)?;
-    Ok(LocalRun { completed, records, reports, elapsed: began.elapsed(), errors })
+    let real = real.map(|r| r.images(&s.sweep.sites)).unwrap_or_default();
+    Ok(LocalRun { completed, records, reports, elapsed: began.elapsed(), errors, real })
 }

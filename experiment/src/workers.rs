@@ -24,6 +24,9 @@ pub enum SiteChoice {
     Embedded(ResetPolicy),
     /// A `--sites` file: env-ctrl containers or external URLs.
     File(PathBuf),
+    /// The fixture sites, served in this process, except the site-versions that real instances
+    /// (`--real-sites FILE`, loaded once and shared by every worker of the process) serve.
+    Mixed(ResetPolicy, crate::real::RealSites),
 }
 
 /// What runs a worker's attempts.
@@ -58,6 +61,7 @@ pub async fn open_sites(choice: &SiteChoice) -> anyhow::Result<Arc<dyn SiteManag
     Ok(match choice {
         SiteChoice::Embedded(policy) => Arc::new(Embedded::start(*policy).await?),
         SiteChoice::File(path) => Arc::new(Remote::load(path)?),
+        SiteChoice::Mixed(policy, real) => Arc::new(crate::real::Mixed::start(*policy, real).await?),
     })
 }
 

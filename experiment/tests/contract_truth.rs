@@ -78,6 +78,7 @@ fn the_contract_names_the_temperature_model_provider_and_prompt_the_agent_ran_wi
         slots: 1,
         out: out.clone(),
         simulate: None,
+        real_sites: None,
         llm_budget: Default::default(),
         screenshots: Default::default(),
         telemetry: TelemetryConfig::logs_only("contract-truth"),

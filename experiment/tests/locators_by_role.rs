@@ -34,7 +34,8 @@ async fn compare_on_page(session: &Session, page: &str, failures: &mut Vec<Strin
     let mut checked = 0;
     let mut by_role = None;
     for (role, name) in targets {
-        let target = Target { role: role.clone(), name: name.clone(), nth: None };
+        let target =
+            Target { role: role.clone(), name: name.clone(), nth: None, column: None, row: None, name_pattern: None };
         if by_role.as_ref().is_none_or(|(r, _)| *r != role) {
             let Some(tree) = fetch_role(session, &role).await.unwrap() else {
                 failures.push(format!("{page}: no frame on the page, yet the role query was refused"));

@@ -70,6 +70,10 @@ pub struct Args {
     /// Data directory: tasks/, solutions/, skills/, perturbations/, DIGESTS.json.
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
+    /// A sites file of real instances (written by `bash scripts/real-sites.sh wordpress`): the site-versions it
+    /// names run there, the rest on the fixture sites (docs/real-sites.md).
+    #[arg(long, value_name = "FILE")]
+    pub real_sites: Option<PathBuf>,
     /// Testing aid: workers run no browser, attempts take about MS ms with fake records.
     #[arg(long, hide = true, value_name = "MS")]
     pub simulate: Option<u64>,
@@ -115,6 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         slots: args.slots,
         out: args.out.clone(),
         simulate: args.simulate.map(Duration::from_millis),
+        real_sites: args.real_sites.clone(),
         llm_budget: args.llm.config(),
         telemetry,
         screenshots: skillshift_common::trajectory::ScreenshotPolicy::parse(&args.screenshots)
@@ -150,6 +155,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.simulate.is_some() {
         eprintln!("note: --simulate ran no browser; these numbers are fake and measure nothing");
+    } else if !done.real.is_empty() {
+        println!(
+            "note: {} ran on the real instances of {}; any other site-version on skillshift's bundled fixture sites. \
+             The skills agent exercises the harness: these are not the benchmark's numbers",
+            done.real.join(", "),
+            args.real_sites.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
+        );
     } else {
         println!(
             "note: these numbers come from skillshift's bundled fixture sites (small stand-ins for GitLab, Magento and \

@@ -92,6 +92,10 @@ struct AuditArgs {
     /// Print the report as JSON (docs/formats.md#the-task-audit).
     #[arg(long)]
     json: bool,
+    /// A sites file of real instances (`bash scripts/real-sites.sh wordpress` writes one): the site-versions
+    /// it names are audited there, the rest on the fixture sites (docs/real-sites.md).
+    #[arg(long, value_name = "FILE")]
+    real_sites: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -121,6 +125,7 @@ fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
     s.max_steps = a.max_steps;
     s.task_timeout_s = a.task_timeout;
     s.seed = a.seed;
+    s.real_sites = a.real_sites;
     let report = audit::run(&s)?;
     if report.measured_nothing() {
         let first = report.tasks.first().and_then(|r| r.detail.clone()).unwrap_or_default();
@@ -250,7 +255,8 @@ pub fn describe(step: &Step) -> String {
         Step::Check { target: t } => format!("check {}", target(t)),
         Step::Press { target: t, key } => format!("press {key} in {}", target(t)),
         Step::Hover { target: t } => format!("hover {}", target(t)),
-        Step::Read { target: t } => format!("read {}", target(t)),
+        Step::Read { target: t, pattern: None } => format!("read {}", target(t)),
+        Step::Read { target: t, pattern: Some(p) } => format!("read {} matching /{p}/", target(t)),
         Step::Answer { text } => format!("answer \"{text}\""),
     }
 }

@@ -416,7 +416,16 @@ mod tests {
     }
 
     fn click(name: &str) -> SkillStep {
-        SkillStep::Click { target: Target { role: "button".into(), name: name.into(), nth: None } }
+        SkillStep::Click {
+            target: Target {
+                role: "button".into(),
+                name: name.into(),
+                nth: None,
+                column: None,
+                row: None,
+                name_pattern: None,
+            },
+        }
     }
 
     #[test]
@@ -434,7 +443,14 @@ mod tests {
     fn steps_are_kept_once_answered_and_secrets_and_success_screenshots_go() {
         let mut c = Capture::new(&spec(), ScreenshotPolicy::Failures);
         c.secrets(Capture::login_secrets(&[SkillStep::Fill {
-            target: Target { role: "textbox".into(), name: "Password".into(), nth: None },
+            target: Target {
+                role: "textbox".into(),
+                name: "Password".into(),
+                nth: None,
+                column: None,
+                row: None,
+                name_pattern: None,
+            },
             text: "hunter2pw".into(),
         }]));
         c.observed(0, "http://x/", "X", "textbox 'hunter2pw'", vec![]);

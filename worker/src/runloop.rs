@@ -237,7 +237,7 @@ pub async fn run_attempt_traced(
     let turn = tokio::select! {
         biased;
         _ = cancel.cancelled() => None,
-        t = ctx.sites.dirty_sites().turn(spec.uid.site, spec.uid.version) => Some(t),
+        t = ctx.sites.turn(spec.uid.site, spec.uid.version) => Some(t),
     };
     let started = chrono::Utc::now();
     let clock = Instant::now();
@@ -392,7 +392,7 @@ async fn drive(
 ) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
-    session.set_locator_grace(sites.locator_grace());
+    session.set_locator_grace(sites.locator_grace(uid.site, uid.version));
     p.capture.secrets(Capture::login_secrets(&sites.login_steps(uid.site, uid.version)));
     // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
     let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
@@ -698,6 +698,9 @@ async fn open_start(
     Ok(tabs)
 }
 
+/// How long a login step waits for its element to appear.
+const LOGIN_GRACE: Duration = Duration::from_secs(10);
+
 /// Signs in: with the site manager's session cookies when it has them, else
 /// by running its login steps in the browser. `Some` ends the attempt.
 async fn login(
@@ -734,7 +737,12 @@ async fn login(
         Err(e) => return Some(err(ErrorReason::SiteLogin, e.to_string())),
     }
     let steps = sites.login_steps(site, version);
-    match run_steps(session, &steps, ph).await {
+    // Signing in is set-up, not a measured skill: a real application's next page (a form post, a
+    // redirect, a confirmation screen) may take longer than a skill's grace to render.
+    session.set_locator_grace(LOGIN_GRACE);
+    let ran = run_steps(session, &steps, ph).await;
+    session.set_locator_grace(sites.locator_grace(site, version));
+    match ran {
         Ok(o) if o.ok => None,
         Ok(o) => Some(err(ErrorReason::SiteLogin, o.error.unwrap_or_else(|| "login failed".into()))),
         Err(e) => Some(browser_end(e)),

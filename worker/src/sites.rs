@@ -100,11 +100,15 @@ pub trait SiteManager: Send + Sync + 'static {
     /// How long a skill's locator keeps looking for an element that is not there yet. A backend
     /// whose pages cannot change without an input (server-rendered, no timers, no fetches) gives
     /// none: a missing element is missing at the first look.
-    fn locator_grace(&self) -> std::time::Duration {
+    fn locator_grace(&self, _site: Site, _version: Version) -> std::time::Duration {
         crate::skill_runtime::LOCATOR_GRACE
     }
     /// The backend's own record of which sites may have changed since their last reset.
     fn dirty_sites(&self) -> &DirtySites;
+    /// Waits for this worker's turn on a site-version ([`DirtySites::turn`]).
+    fn turn(&self, site: Site, version: Version) -> BoxFuture<'_, tokio::sync::OwnedMutexGuard<()>> {
+        Box::pin(self.dirty_sites().turn(site, version))
+    }
     /// Whether to reset before an attempt, given the policy and the site's state.
     fn needs_reset(&self, site: Site, version: Version) -> bool {
         self.dirty_sites().needs_reset(self.policy(), site, version)
@@ -273,6 +277,12 @@ impl Remote {
         Ok(Remote { cfg, entries, http, dirty: DirtySites::new() })
     }
 
+    /// The same sites under another reset policy than the file's (the task audit resets before each attempt).
+    pub fn with_policy(mut self, policy: ResetPolicy) -> Remote {
+        self.cfg.reset_policy = policy;
+        self
+    }
+
     fn entry(&self, site: Site, version: Version) -> Result<&SiteEntry, SiteError> {
         self.entries.get(&(site, version)).ok_or_else(|| SiteError::NotHosted { image: site.image(version) })
     }
@@ -334,6 +344,26 @@ impl Remote {
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_secs(2));
         }
+    }
+
+    /// Whether a site-version is up: its env-ctrl health route says `success`, or, without env-ctrl,
+    /// its front page answers (any status below 500), within 10 s.
+    pub async fn probe(&self, site: Site, version: Version) -> Result<(), SiteError> {
+        let e = self.entry(site, version)?;
+        let err = |message: String| SiteError::Reset { image: site.image(version), message };
+        if let Some(ctl) = &e.env_ctrl {
+            let ctl = ctl.trim_end_matches('/');
+            return match self.env_ctrl_healthy(ctl).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(err(format!("{ctl}/health does not say success"))),
+                Err(x) => Err(err(x)),
+            };
+        }
+        let r = self.http.get(&e.url).timeout(Duration::from_secs(10)).send().await.map_err(|x| err(x.to_string()))?;
+        if r.status().is_server_error() {
+            return Err(err(format!("GET {} answered {}", e.url, r.status())));
+        }
+        Ok(())
     }
 
     /// `GET <env_ctrl>/config` of a site: its build configuration.

@@ -9,7 +9,7 @@
 //! that fails. Any failed step fails the whole run of steps (`docs/design.md`):
 //! a skill whose steps are right but cannot be realized has failed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde_json::json;
@@ -58,25 +58,166 @@ fn collapse(s: &str) -> String {
 
 /// The backend node ids of the elements a target matches, in document order.
 pub fn matches(tree: &AxTree, target: &Target) -> Vec<i64> {
-    let name = collapse(&target.name);
-    tree.elements()
-        .filter(|n| n.role == target.role && collapse(&n.name) == name)
-        .filter_map(|n| n.backend_id)
-        .collect()
+    if target.in_table() {
+        return table_matches(tree, target);
+    }
+    let Some(named) = NameTest::of(target) else { return Vec::new() };
+    tree.elements().filter(|n| n.role == target.role && named.test(&n.name)).filter_map(|n| n.backend_id).collect()
+}
+
+/// How a target's name is compared: equal after [`collapse`], or, with `name_pattern`, matched by
+/// the regular expression (an empty `name` in a table target matches any name).
+enum NameTest {
+    Equal(String),
+    Any,
+    Pattern(regex::Regex),
+}
+
+impl NameTest {
+    /// `None` when the pattern does not compile (libraries are checked when loaded; nothing then matches).
+    fn of(target: &Target) -> Option<NameTest> {
+        match &target.name_pattern {
+            Some(p) => regex::Regex::new(p).ok().map(NameTest::Pattern),
+            None if target.name.is_empty() && target.in_table() => Some(NameTest::Any),
+            None => Some(NameTest::Equal(collapse(&target.name))),
+        }
+    }
+
+    fn test(&self, name: &str) -> bool {
+        match self {
+            NameTest::Equal(want) => collapse(name) == *want,
+            NameTest::Any => true,
+            NameTest::Pattern(re) => re.is_match(name),
+        }
+    }
+}
+
+const TABLES: [&str; 3] = ["table", "grid", "treegrid"];
+const CELLS: [&str; 4] = ["cell", "gridcell", "rowheader", "columnheader"];
+
+/// The cells of a row, in order: its cell-like descendants, looked for through the nodes that are
+/// not cells themselves (ignored wrappers), never inside a nested table.
+fn row_cells(tree: &AxTree, index: &HashMap<&str, usize>, row: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut stack: Vec<usize> =
+        tree.nodes[row].children.iter().rev().filter_map(|c| index.get(c.as_str()).copied()).collect();
+    // Bounded by the tree's size: every node is pushed at most once per row.
+    let mut budget = tree.nodes.len();
+    while let Some(i) = stack.pop() {
+        if budget == 0 {
+            break;
+        }
+        budget -= 1;
+        let n = &tree.nodes[i];
+        if !n.ignored && CELLS.contains(&n.role.as_str()) {
+            out.push(i);
+        } else if !TABLES.contains(&n.role.as_str()) && n.role != "row" {
+            stack.extend(n.children.iter().rev().filter_map(|c| index.get(c.as_str()).copied()));
+        }
+    }
+    out
+}
+
+/// A node and its descendants, in document order (bounded by the tree's size).
+fn subtree(tree: &AxTree, index: &HashMap<&str, usize>, root: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(i) = stack.pop() {
+        if out.len() >= tree.nodes.len() {
+            break;
+        }
+        out.push(i);
+        stack.extend(tree.nodes[i].children.iter().rev().filter_map(|c| index.get(c.as_str()).copied()));
+    }
+    out
+}
+
+/// [`matches`] for a target narrowed by `column` and/or `row`: in every table, the header row (the
+/// first whose cells include column headers) names the columns by position; an element matches when
+/// it is of the target's role (and name, when the target names one) and is, or is inside, a cell of
+/// a later row in the named column, in a row one of whose cells' names contains `row`.
+fn table_matches(tree: &AxTree, target: &Target) -> Vec<i64> {
+    let index: HashMap<&str, usize> = tree.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+    let mut parent: HashMap<usize, usize> = HashMap::new();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        for c in &n.children {
+            if let Some(&ci) = index.get(c.as_str()) {
+                parent.entry(ci).or_insert(i);
+            }
+        }
+    }
+    let enclosing = |mut i: usize, roles: &[&str]| -> Option<usize> {
+        for _ in 0..tree.nodes.len() {
+            i = *parent.get(&i)?;
+            if roles.contains(&tree.nodes[i].role.as_str()) {
+                return Some(i);
+            }
+        }
+        None
+    };
+    let Some(named) = NameTest::of(target) else { return Vec::new() };
+    let (column, row) = (target.column.as_deref().map(collapse), target.row.as_deref().map(collapse));
+    // Per table: its header's column names, from the first row holding a column header.
+    let mut headers: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut out = Vec::new();
+    for (ri, r) in tree.nodes.iter().enumerate() {
+        if r.ignored || r.role != "row" {
+            continue;
+        }
+        let Some(table) = enclosing(ri, &TABLES) else { continue };
+        let cells = row_cells(tree, &index, ri);
+        let names = match headers.entry(table) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                if cells.iter().any(|&c| tree.nodes[c].role == "columnheader") {
+                    e.insert(cells.iter().map(|&c| collapse(&tree.nodes[c].name)).collect());
+                }
+                continue;
+            }
+        };
+        if let Some(want) = &row {
+            if !cells.iter().any(|&c| collapse(&tree.nodes[c].name).contains(want.as_str())) {
+                continue;
+            }
+        }
+        for (pos, &c) in cells.iter().enumerate() {
+            if column.as_ref().is_some_and(|want| names.get(pos) != Some(want)) {
+                continue;
+            }
+            for i in subtree(tree, &index, c) {
+                let n = &tree.nodes[i];
+                if !n.ignored && n.role == target.role && named.test(&n.name) {
+                    out.extend(n.backend_id);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn describe(t: &Target) -> String {
-    match t.nth {
-        Some(n) => format!("{} '{}' (nth {n})", t.role, t.name),
+    let mut out = match &t.name_pattern {
+        Some(p) => format!("{} /{p}/", t.role),
         None => format!("{} '{}'", t.role, t.name),
+    };
+    if let Some(c) = &t.column {
+        out.push_str(&format!(" in column '{c}'"));
     }
+    if let Some(r) = &t.row {
+        out.push_str(&format!(" in the row of '{r}'"));
+    }
+    if let Some(n) = t.nth {
+        out.push_str(&format!(" (nth {n})"));
+    }
+    out
 }
 
 /// The nodes a target is resolved among: for a target without `nth`, whose answer depends only on
 /// how many elements match, the nodes of its role ([`fetch_role`]); else, or on a page with
 /// frames, the whole tree, whose order `nth` counts in.
 async fn candidates(session: &Session, target: &Target) -> Result<AxTree, BrowserError> {
-    if target.nth.is_none() {
+    // A table's rows and headers are other roles' nodes: the whole tree.
+    if target.nth.is_none() && !target.in_table() {
         match fetch_role(session, &target.role).await {
             Ok(Some(tree)) => return Ok(tree),
             Err(e) if e.is_fatal() => return Err(e),
@@ -173,13 +314,28 @@ pub async fn run_step(session: &Session, step: &Step, ph: &Placeholders) -> Resu
             let b = resolve(session, target).await?;
             actions::hover(session, b).await.map(|_| None)
         }
-        Step::Read { target } => {
+        Step::Read { target, pattern } => {
             let b = resolve(session, target).await?;
             let v = actions::call_on(session, b, READ_TEXT, vec![]).await?;
-            Ok(Some(v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            match pattern {
+                None => Ok(Some(text)),
+                Some(p) => read_pattern(p, &text).map(Some).map_err(ActError::Failed),
+            }
         }
         Step::Answer { text } => Ok(Some(text.clone())),
     }
+}
+
+/// The answer a `read` step's `pattern` takes from the text: its first capture group, or the whole
+/// match when it has none.
+pub fn read_pattern(pattern: &str, text: &str) -> Result<String, String> {
+    let re =
+        regex::Regex::new(pattern).map_err(|e| format!("read pattern /{pattern}/ is not a regular expression: {e}"))?;
+    let caps = re.captures(text).ok_or_else(|| {
+        format!("the text read, '{}', does not match /{pattern}/", skillshift_common::text::short(text))
+    })?;
+    Ok(caps.get(1).or_else(|| caps.get(0)).map(|m| m.as_str().to_string()).unwrap_or_default())
 }
 
 /// Runs steps in order, stopping at the first that cannot be realized. Only a
@@ -271,9 +427,99 @@ mod tests {
                 n("6", "button", "SAVE", false),
             ],
         };
-        let t = Target { role: "button".into(), name: "Save".into(), nth: None };
+        let t = Target {
+            role: "button".into(),
+            name: "Save".into(),
+            nth: None,
+            column: None,
+            row: None,
+            name_pattern: None,
+        };
         assert_eq!(matches(&tree, &t), vec![1, 2, 6]);
-        assert!(matches(&tree, &Target { role: "textbox".into(), name: "Save".into(), nth: None }).is_empty());
+        assert!(matches(
+            &tree,
+            &Target {
+                role: "textbox".into(),
+                name: "Save".into(),
+                nth: None,
+                column: None,
+                row: None,
+                name_pattern: None
+            }
+        )
+        .is_empty());
+        let shaped = Target { name: String::new(), name_pattern: Some(r"^Save\b".into()), ..t.clone() };
+        assert_eq!(matches(&tree, &shaped), vec![1, 5], "a name pattern is matched as written, not folded");
+    }
+
+    fn parent(mut node: AxNode, children: &[&str]) -> AxNode {
+        node.children = children.iter().map(|c| c.to_string()).collect();
+        node
+    }
+
+    /// WordPress's list table as Chrome's tree has it: a header row whose first cell is a plain cell
+    /// (the select-all box), data rows led by a row header, one cell behind an ignored wrapper.
+    fn list_table() -> AxTree {
+        AxTree {
+            nodes: vec![
+                parent(n("1", "table", "", false), &["2", "3"]),
+                parent(n("2", "rowgroup", "", false), &["10"]),
+                parent(n("3", "rowgroup", "", false), &["20", "30"]),
+                parent(n("10", "row", "", false), &["11", "12", "13"]),
+                n("11", "cell", "Select All", false),
+                n("12", "columnheader", "Title", false),
+                n("13", "columnheader", "Author", false),
+                parent(n("20", "row", "", false), &["21", "22", "29"]),
+                n("21", "rowheader", "Select Inside Rock Climbing", false),
+                parent(n("22", "cell", "“Inside Rock Climbing” (Edit)", false), &["24"]),
+                n("24", "link", "“Inside Rock Climbing” (Edit)", false),
+                parent(n("29", "generic", "", true), &["23"]),
+                n("23", "cell", "Ada Becker", false),
+                parent(n("30", "row", "", false), &["31", "32", "33"]),
+                n("31", "rowheader", "Select Notes on Jazz", false),
+                n("32", "cell", "“Notes on Jazz” (Edit)", false),
+                n("33", "cell", "Ada Becker", false),
+            ],
+        }
+    }
+
+    fn cell(column: Option<&str>, row: Option<&str>) -> Target {
+        Target {
+            role: "cell".into(),
+            name: String::new(),
+            nth: None,
+            column: column.map(String::from),
+            row: row.map(String::from),
+            name_pattern: None,
+        }
+    }
+
+    #[test]
+    fn a_table_target_picks_the_cell_by_its_column_header_and_row() {
+        let tree = list_table();
+        assert_eq!(matches(&tree, &cell(Some("Author"), Some("Inside Rock Climbing"))), vec![23]);
+        assert_eq!(matches(&tree, &cell(Some("author"), Some("notes on jazz"))), vec![33], "case folded");
+        assert_eq!(matches(&tree, &cell(Some("Author"), None)), vec![23, 33], "the column, every data row");
+        assert_eq!(matches(&tree, &cell(Some("Title"), Some("Notes on Jazz"))), vec![32]);
+        assert!(matches(&tree, &cell(Some("Tags"), Some("Notes on Jazz"))).is_empty(), "no such column");
+        assert!(matches(&tree, &cell(Some("Author"), Some("Birds"))).is_empty(), "no such row");
+        let mut named = cell(Some("Author"), None);
+        named.name = "Ada Becker".into();
+        assert_eq!(matches(&tree, &named), vec![23, 33], "a name narrows further");
+        named.role = "rowheader".into();
+        assert!(matches(&tree, &named).is_empty(), "the role still counts");
+        let mut link = cell(Some("Title"), Some("Inside Rock Climbing"));
+        link.role = "link".into();
+        assert_eq!(matches(&tree, &link), vec![24], "an element inside the cell");
+    }
+
+    #[test]
+    fn a_read_pattern_takes_its_first_group_or_the_whole_match() {
+        assert_eq!(read_pattern(r"^(\d+) approved", "1 approved comment").as_deref(), Ok("1"));
+        assert_eq!(read_pattern(r"\d+", "28 items").as_deref(), Ok("28"));
+        let miss = read_pattern(r"^(\d+)", "No comments").unwrap_err();
+        assert!(miss.contains("'No comments'") && miss.contains("does not match"), "{miss}");
+        assert!(read_pattern("(", "x").unwrap_err().contains("not a regular expression"));
     }
 
     #[test]

@@ -90,7 +90,14 @@ async fn observe_click_type_and_locate_on_a_real_page() {
 
     // Skill steps: an ambiguous locator fails, an exact one works.
     let ph = Placeholders(vec![("__SITE__".into(), base.clone())]);
-    let t = |role: &str, name: &str| Target { role: role.into(), name: name.into(), nth: None };
+    let t = |role: &str, name: &str| Target {
+        role: role.into(),
+        name: name.into(),
+        nth: None,
+        column: None,
+        row: None,
+        name_pattern: None,
+    };
     let out =
         run_steps(&s, &[Step::Goto { url: "__SITE__/".into() }, Step::Click { target: t("button", "Save") }], &ph)
             .await
@@ -102,7 +109,7 @@ async fn observe_click_type_and_locate_on_a_real_page() {
         &[
             Step::Fill { target: t("textbox", "Search"), text: "plum".into() },
             Step::Click { target: t("button", "Go") },
-            Step::Read { target: t("heading", "Results for plum") },
+            Step::Read { target: t("heading", "Results for plum"), pattern: None },
         ],
         &ph,
     )
@@ -125,7 +132,16 @@ async fn a_locator_waits_out_its_grace_and_with_none_decides_at_the_first_look()
     let ph = Placeholders(vec![("__SITE__".into(), base.clone())]);
     let steps = [
         Step::Goto { url: "__SITE__/later".into() },
-        Step::Click { target: Target { role: "button".into(), name: "Late".into(), nth: None } },
+        Step::Click {
+            target: Target {
+                role: "button".into(),
+                name: "Late".into(),
+                nth: None,
+                column: None,
+                row: None,
+                name_pattern: None,
+            },
+        },
     ];
     s.set_locator_grace(std::time::Duration::ZERO);
     let out = run_steps(&s, &steps, &ph).await.unwrap();

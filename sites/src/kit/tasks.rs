@@ -22,7 +22,7 @@ use crate::GeneratedTask;
 
 /// The element of `role` named `name` (the first and only match).
 pub fn tgt(role: &str, name: &str) -> Target {
-    Target { role: role.into(), name: name.into(), nth: None }
+    Target { role: role.into(), name: name.into(), nth: None, column: None, row: None, name_pattern: None }
 }
 /// Load `url` (site placeholders allowed).
 pub fn goto(url: impl Into<String>) -> Step {
@@ -33,7 +33,16 @@ pub fn click(role: &str, name: &str) -> Step {
 }
 /// Click the `nth` match (0-based) where several elements share role and name.
 pub fn click_nth(role: &str, name: &str, nth: u32) -> Step {
-    Step::Click { target: Target { role: role.into(), name: name.into(), nth: Some(nth) } }
+    Step::Click {
+        target: Target {
+            role: role.into(),
+            name: name.into(),
+            nth: Some(nth),
+            column: None,
+            row: None,
+            name_pattern: None,
+        },
+    }
 }
 pub fn fill(role: &str, name: &str, text: &str) -> Step {
     Step::Fill { target: tgt(role, name), text: text.into() }
@@ -44,7 +53,7 @@ pub fn select(name: &str, option: &str) -> Step {
 }
 /// Read an element's text (the answer, unless an `answer` step follows).
 pub fn read(role: &str, name: &str) -> Step {
-    Step::Read { target: tgt(role, name) }
+    Step::Read { target: tgt(role, name), pattern: None }
 }
 
 /// The evaluator of a task.

@@ -51,7 +51,7 @@ impl Browser {
                 self.locate(target)?;
                 Ok(None)
             }
-            Step::Read { target } => {
+            Step::Read { target, .. } => {
                 let id = self.locate(target)?;
                 let page = self.page.as_ref().ok_or(SimError::NoPage)?;
                 let el = page.element(id).ok_or(SimError::NoPage)?;

@@ -245,7 +245,7 @@ mod tests {
     use skillshift_common::skills::{Step, Target};
 
     fn t(role: &str, name: &str) -> Target {
-        Target { role: role.into(), name: name.into(), nth: None }
+        Target { role: role.into(), name: name.into(), nth: None, column: None, row: None, name_pattern: None }
     }
 
     fn app() -> axum::Router {
@@ -295,7 +295,7 @@ mod tests {
         b.step(&Step::Fill { target: t("searchbox", "Search"), text: "a b&c".into() }).await.unwrap();
         b.step(&Step::Select { target: t("combobox", "Kind"), option: "Beta".into() }).await.unwrap();
         b.step(&Step::Press { target: t("searchbox", "Search"), key: "Enter".into() }).await.unwrap();
-        let read = b.step(&Step::Read { target: t("status", "Query") }).await.unwrap();
+        let read = b.step(&Step::Read { target: t("status", "Query"), pattern: None }).await.unwrap();
         assert_eq!(read.as_deref(), Some("q=a+b%26c&k=b"));
         assert!(b.step(&Step::Fill { target: t("status", "Query"), text: "x".into() }).await.is_err());
     }

@@ -261,14 +261,17 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
     g.add(NEW_POSTS, |(t, c)| {
         inst(vec![(*t).into(), (*c).into()], html(format!("{W}/?s={}", encode_query(t)), "", (*c).into(), false))
     });
-    let title_loc = if is_v2(v) {
-        "document.querySelector(\"#post-title-0\").value"
-    } else {
-        "document.querySelector(\"#title\").value"
-    };
     g.add(spread(&posts, 4, 17, live), |p| {
         let new = format!("{}: A Second Look", p.title);
-        inst(vec![p.title.clone(), new.clone()], html(edit_url(p.id), title_loc, new, true))
+        // v2 reads the title on the post's public page: the block editor's title field is 6.6's
+        // textarea on the fixture and 6.1's contenteditable heading on the real WordPress
+        // (docs/real-sites.md), and neither holds on the other.
+        let check = if is_v2(v) {
+            html(format!("{W}/?p={}", p.id), "", new.clone(), false)
+        } else {
+            html(edit_url(p.id), "document.querySelector(\"#title\").value", new.clone(), true)
+        };
+        inst(vec![p.title.clone(), new], check)
     });
     g.add(spread(&posts, 4, 23, live).iter().zip(NEW_TAGS), |(p, tag)| {
         inst(vec![p.title.clone(), (*tag).into()], html(format!("{W}/tag/{}/", slug(tag)), "", p.title.clone(), false))

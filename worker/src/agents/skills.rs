@@ -209,7 +209,7 @@ impl SkillsAgent {
                 | Step::Check { target }
                 | Step::Press { target, .. }
                 | Step::Hover { target }
-                | Step::Read { target } => target.clone(),
+                | Step::Read { target, .. } => target.clone(),
             };
             let found = best_match(&lines, &target);
             let Some(line) = found else {
@@ -346,7 +346,14 @@ mod tests {
     #[test]
     fn finds_relabelled_targets_modals_and_values() {
         let lines = parse_tree(TREE);
-        let t = |role: &str, name: &str| Target { role: role.into(), name: name.into(), nth: None };
+        let t = |role: &str, name: &str| Target {
+            role: role.into(),
+            name: name.into(),
+            nth: None,
+            column: None,
+            row: None,
+            name_pattern: None,
+        };
         assert_eq!(best_match(&lines, &t("link", "New ticket")).map(|l| l.id), Some(5));
         assert_eq!(best_match(&lines, &t("button", "Save")).map(|l| l.id), Some(6));
         assert!(best_match(&lines, &t("button", "Delete")).is_none());

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Reference solutions of the WordPress tasks on the real WordPress 6.1.9 (docs/real-sites.md).
+
+The same tasks as the fixture's (data/tasks/wordpress.v{1,2}.json), worked through the real
+application's screens: v1 is the classic-editor instance, v2 the block editor as shipped. Each
+template's steps are written once here, from the accessibility tree Chromium shows on the real pages,
+and instantiated with the task's instantiation_dict. Writes data/solutions/real/wordpress.v{1,2}.json.
+
+    python3 scripts/real-sites/solutions.py [--check]   # --check: fail if the files differ
+"""
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def t(role, name="", **kw):
+    out = {"role": role, "name": name}
+    out.update({k: v for k, v in kw.items() if v is not None})
+    return out
+
+
+def click(role, name="", **kw):
+    return {"action": "click", "target": t(role, name, **kw)}
+
+
+def fill(role, name, text, **kw):
+    return {"action": "fill", "target": t(role, name, **kw), "text": text}
+
+
+def hover(role, name="", **kw):
+    return {"action": "hover", "target": t(role, name, **kw)}
+
+
+def read(role, name="", pattern=None, **kw):
+    step = {"action": "read", "target": t(role, name, **kw)}
+    if pattern:
+        step["pattern"] = pattern
+    return step
+
+
+def goto(url):
+    return {"action": "goto", "url": url}
+
+
+def search_posts(post):
+    return [click("link", "Posts"), fill("searchbox", "Search Posts:", post), click("button", "Search Posts")]
+
+
+def search_users(user):
+    return [click("link", "Users"), fill("searchbox", "Search Users:", user), click("button", "Search Users")]
+
+
+def search_comments(author, status=""):
+    # The menu link's name carries the count of comments in moderation, which tasks change.
+    return [
+        goto("__WORDPRESS__/wp-admin/edit-comments.php" + (f"?comment_status={status}" if status else "")),
+        fill("searchbox", "Search Comments:", author),
+        click("button", "Search Comments"),
+    ]
+
+
+def search_categories(category):
+    return [
+        click("link", "Posts"),
+        click("link", "Categories"),
+        fill("searchbox", "Search Categories:", category),
+        click("button", "Search Categories"),
+    ]
+
+
+def title_link(post):
+    # The row's title link, always shown; the row actions appear only while the row is hovered.
+    return click("link", f"\u201c{post}\u201d (Edit)")
+
+
+def row_hover(column, row):
+    return hover("cell", column=column, row=row)
+
+
+# The block editor's welcome guide opens on every fresh browser (docs/real-sites.md, must-use plugins).
+CLOSE_GUIDE = click("button", "Close dialog")
+
+
+def solution(version, template, d):
+    v2 = version == "v2"
+    if template == 0:
+        return search_posts(d["post"]) + [read("cell", column="Author", row=d["post"])]
+    if template == 1:
+        return search_posts(d["post"]) + [
+            read("cell", column="Comments", row=d["post"], pattern=r"(\d+) approved comment")
+        ]
+    if template == 2:
+        return search_users(d["user"]) + [read("cell", column="Email", row=d["user"])]
+    if template == 3:
+        return search_users(d["user"]) + [read("cell", column="Role", row=d["user"])]
+    if template == 4:
+        return search_categories(d["category"]) + [read("cell", column="Count", row=d["category"])]
+    if template == 5:
+        # The count above the list is plain text ("2 items"), known by its shape.
+        return search_comments(d["author"]) + [
+            read("StaticText", name_pattern=r"^\d+ items?$", nth=0, pattern=r"^(\d+)")
+        ]
+    if template == 6:
+        steps = [click("link", "Posts"), click("link", "Add New", nth=0)]
+        if v2:
+            return steps + [
+                CLOSE_GUIDE,
+                fill("textbox", "Add title", d["title"]),
+                click("button", "Add default block"),
+                fill("document", "Empty block; start writing or type forward slash to choose a block", d["text"]),
+                click("button", "Publish"),
+                click("button", "Publish", nth=1),
+            ]
+        return steps + [
+            fill("textbox", "Enter title here", d["title"]),
+            click("button", "Text"),
+            fill("textbox", "", d["text"]),
+            click("button", "Publish"),
+        ]
+    if template == 7:
+        steps = search_posts(d["post"]) + [title_link(d["post"])]
+        if v2:
+            return steps + [CLOSE_GUIDE, fill("textbox", "Add title", d["title"]), click("button", "Update")]
+        return steps + [fill("textbox", "Enter title here", d["title"]), click("button", "Update")]
+    if template == 8:
+        steps = search_posts(d["post"]) + [title_link(d["post"])]
+        if v2:
+            return steps + [
+                CLOSE_GUIDE,
+                click("button", "Tags"),
+                fill("combobox", "Add New Tag", d["tag"]),
+                {"action": "press", "target": t("combobox", "Add New Tag"), "key": "Enter"},
+                click("button", "Update"),
+            ]
+        return steps + [
+            fill("combobox", "Add New Tag", d["tag"]),
+            click("button", "Add"),
+            click("button", "Update"),
+        ]
+    if template == 9:
+        # Pending only: a row filter "Approve this comment" would also match "Unapprove this comment".
+        return search_comments(d["author"], "moderated") + [
+            row_hover("Author", d["author"]),
+            click("button", "Approve this comment"),
+        ]
+    if template == 10:
+        return search_posts(d["post"]) + [
+            row_hover("Title", d["post"]),
+            click("link", f"Move \u201c{d['post']}\u201d to the Trash"),
+        ]
+    if template == 11:
+        return search_posts(d["post"]) + [
+            row_hover("Title", d["post"]),
+            click("button" if v2 else "link", f"Quick edit \u201c{d['post']}\u201d inline"),
+            {"action": "select", "target": t("combobox", "Status"), "option": "Draft"},
+            click("button", "Update"),
+        ]
+    if template == 12:
+        return search_users(d["user"]) + [
+            click("link", d["user"]),
+            {"action": "select", "target": t("combobox", "Role"), "option": d["role"]},
+            click("button", "Update User"),
+        ]
+    if template == 13:
+        return [click("link", "Settings"), fill("textbox", "Site Title", d["title"]), click("button", "Save Changes")]
+    if template == 14:
+        return search_posts(d["post"]) + [title_link(d["post"])]
+    if template == 15:
+        return search_categories(d["category"]) + [
+            row_hover("Name", d["category"]),
+            click("link", f"View \u201c{d['category']}\u201d archive"),
+        ]
+    if template == 16:
+        if v2:
+            # 6.1's block theme has no Menus screen; Appearance > Editor is the site editor.
+            return [click("link", "Appearance"), click("link", "Editor beta")]
+        return [click("link", "Appearance"), click("link", d["screen"])]
+    if template == 17:
+        return search_users(d["user"]) + [click("link", d["user"])]
+    if template == 18:
+        return search_posts(d["post"]) + [row_hover("Title", d["post"]), click("link", f"View \u201c{d['post']}\u201d")]
+    raise SystemExit(f"no real solution for template {template}")
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    stale = []
+    for version in ("v1", "v2"):
+        tasks = json.loads((ROOT / f"data/tasks/wordpress.{version}.json").read_text())
+        out = [solution(version, task["intent_template_id"], task["instantiation_dict"]) for task in tasks]
+        path = ROOT / f"data/solutions/real/wordpress.{version}.json"
+        text = json.dumps(out, indent=1, ensure_ascii=False) + "\n"
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            path.write_text(text)
+            print(f"{path}: {len(out)} solutions", file=sys.stderr)
+    if stale:
+        raise SystemExit(f"stale, run scripts/real-sites/solutions.py: {', '.join(stale)}")
+
+
+if __name__ == "__main__":
+    main()
