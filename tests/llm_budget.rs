@@ -236,8 +236,11 @@ mod gaming {
     }
 
     pub fn coordinator(args: &[&str]) -> Sandbox {
-        let opts =
-            Options { http: true, coordinator_args: args.iter().map(|s| s.to_string()).collect(), ..Options::default() };
+        let opts = Options {
+            http: true,
+            coordinator_args: args.iter().map(|s| s.to_string()).collect(),
+            ..Options::default()
+        };
         Sandbox::start_with(0, 20, opts)
     }
 
@@ -341,7 +344,8 @@ mod gaming {
                 r.endpoint = junk;
                 c.release(authed(r)).await.expect("junk release");
             }
-            let got = c.acquire(authed(request(ENDPOINT, HONEST, 10, 1000))).await.expect("the real endpoint's acquire");
+            let got =
+                c.acquire(authed(request(ENDPOINT, HONEST, 10, 1000))).await.expect("the real endpoint's acquire");
             assert!(!got.into_inner().permit.is_empty(), "granted");
         });
         let text = metrics(&sb);

@@ -485,9 +485,8 @@ impl Ledger {
         let base = self.cfg.concurrency.unwrap_or(10).max(1) as f64;
         let ours = self.meters.get(key).and_then(|m| m.held.get(permit)).is_some_and(|h| h.holder == *holder);
         if !ours {
-            let foreign_of_caller = !self.is_own(permit)
-                && self.adopt_until.is_some_and(|u| now < u)
-                && self.proves(permit, key, holder);
+            let foreign_of_caller =
+                !self.is_own(permit) && self.adopt_until.is_some_and(|u| now < u) && self.proves(permit, key, holder);
             if !foreign_of_caller {
                 return Err(BudgetError::NotHeld(permit.to_string()));
             }
@@ -793,11 +792,18 @@ impl Budget {
     pub fn renew(&self, holder: &Holder, held: &[(MeterKey, String, u64)]) -> Result<Renewed, BudgetError> {
         let r = self.with_ledger(|l| l.renew(holder, held, Instant::now()))?;
         if r.adopted > 0 {
-            tracing::info!(adopted = r.adopted, "llm budget adopted permits an earlier coordinator granted (a restart)");
+            tracing::info!(
+                adopted = r.adopted,
+                "llm budget adopted permits an earlier coordinator granted (a restart)"
+            );
             self.shared.changed.notify_waiters();
         }
         if r.refused > 0 {
-            tracing::warn!(refused = r.refused, renewed = r.renewed, "llm permit renewal named permits its caller does not hold; refused");
+            tracing::warn!(
+                refused = r.refused,
+                renewed = r.renewed,
+                "llm permit renewal named permits its caller does not hold; refused"
+            );
         }
         Ok(r)
     }
@@ -1110,7 +1116,8 @@ mod tests {
         assert_eq!(l.views().len(), MAX_ENDPOINTS);
         assert!(grant(&mut l, 1, t0).is_some(), "the real endpoint gets a meter and a permit");
         // Renewals never create meters: made-up ones name 300 endpoints and leave the table as it was.
-        let fake: Vec<_> = (0..300).map(|i| ((format!("http://r-{i}/v1"), "m".to_string()), format!("x-{i}-y"), 1)).collect();
+        let fake: Vec<_> =
+            (0..300).map(|i| ((format!("http://r-{i}/v1"), "m".to_string()), format!("x-{i}-y"), 1)).collect();
         assert_eq!(l.renew(&junk, &fake, t0).refused, 300);
         assert!(l.views().iter().all(|v| !v.endpoint.starts_with("http://r-")));
     }

@@ -19,8 +19,8 @@ use skillshift_common::evaluate::Scored;
 use skillshift_common::failure;
 use skillshift_common::skills::Step as SkillStep;
 use skillshift_common::trajectory::{
-    redact, screenshot_name, DialogNote, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy, SkillCall,
-    SkillSubStep, Step, Trajectory,
+    redact, screenshot_name, DialogNote, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy,
+    SkillCall, SkillSubStep, Step, Trajectory,
 };
 use skillshift_common::{AttemptSpec, Outcome, Record};
 

@@ -423,8 +423,8 @@ fn deliver(shared: &Shared, m: Routed) {
     let Some(method) = m.method else { return };
     let mut params = None;
     if method == "Page.javascriptDialogOpening" {
-        let p = params
-            .get_or_insert_with(|| m.params.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null));
+        let p =
+            params.get_or_insert_with(|| m.params.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null));
         answer_dialog(shared, m.session_id.as_deref(), p);
     }
     let Ok(listeners) = shared.listeners.lock() else { return };
