@@ -210,3 +210,179 @@ fn a_coordinator_restart_keeps_the_ceiling_and_does_not_deadlock() {
     assert_eq!(llm.max_in_flight(), 1, "at most 1 call in flight across the restart\n{}", sb.logs());
     assert!(sb.read_log("coordinator-2.log").contains("adopted"), "{}", sb.logs());
 }
+
+// ---------------------------------------------------------------- a budget nobody can game (issue 30)
+//
+// Hand-made calls of a token holder, over real gRPC against a real coordinator process, built with the
+// generated client as any other language's client would build them.
+
+mod gaming {
+    use skillshift_proto::v1::{self, llm_budget_client::LlmBudgetClient};
+    use tonic::metadata::MetadataValue;
+    use tonic::transport::Channel;
+    use tonic::{Code, Request};
+
+    use super::support::{Options, Sandbox};
+    use super::{metrics, runtime};
+
+    pub const ENDPOINT: &str = "http://llm.real/v1";
+    pub const HONEST: &str = "the honest worker's holder secret";
+    pub const THIEF: &str = "a token holder who holds nothing";
+
+    pub fn authed<T>(msg: T) -> Request<T> {
+        let mut req = Request::new(msg);
+        req.metadata_mut().insert("authorization", MetadataValue::from_static("Bearer sandbox-token"));
+        req
+    }
+
+    pub fn coordinator(args: &[&str]) -> Sandbox {
+        let opts = Options {
+            http: true,
+            coordinator_args: args.iter().map(|s| s.to_string()).collect(),
+            ..Options::default()
+        };
+        Sandbox::start_with(0, 20, opts)
+    }
+
+    pub async fn client(sb: &Sandbox) -> LlmBudgetClient<Channel> {
+        let ch = Channel::from_shared(sb.url()).expect("url").connect().await.expect("connect to the coordinator");
+        LlmBudgetClient::new(ch)
+    }
+
+    pub fn request(endpoint: &str, holder: &str, tokens: u64, wait_ms: u64) -> v1::LlmPermitRequest {
+        v1::LlmPermitRequest {
+            endpoint: endpoint.into(),
+            model: "m".into(),
+            tokens,
+            worker: "test".into(),
+            wait_ms,
+            holder: holder.into(),
+        }
+    }
+
+    pub fn release(permit: &str, holder: &str, result: v1::LlmCallResult) -> v1::LlmPermitRelease {
+        v1::LlmPermitRelease {
+            permit: permit.into(),
+            endpoint: ENDPOINT.into(),
+            model: "m".into(),
+            result: result as i32,
+            tokens_used: 0,
+            holder: holder.into(),
+        }
+    }
+
+    pub fn held(permit: &str, endpoint: &str) -> v1::LlmHeldPermit {
+        v1::LlmHeldPermit { permit: permit.into(), endpoint: endpoint.into(), model: "m".into(), tokens: 1 }
+    }
+
+    /// The value of `name{endpoint="ENDPOINT",...}` on `/metrics`.
+    pub fn real(sb: &Sandbox, name: &str) -> Option<f64> {
+        let text = metrics(sb);
+        let prefix = format!("{name}{{endpoint=\"{ENDPOINT}\"");
+        text.lines().find(|l| l.starts_with(&prefix)).and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok())
+    }
+
+    #[test]
+    fn fabricated_release_and_renew_change_no_limit_and_hold_no_permit() {
+        let rt = runtime();
+        let sb = coordinator(&["--llm-concurrency", "8"]);
+        rt.block_on(async {
+            let mut c = client(&sb).await;
+            let got = c.acquire(authed(request(ENDPOINT, HONEST, 10, 1000))).await.expect("acquire").into_inner();
+            assert!(!got.permit.is_empty(), "granted: {got:?}");
+            assert_eq!(got.limit, 8);
+            // Ten 429s on permit ids the coordinator never granted, and the honest permit released by another.
+            for i in 0..10 {
+                let made_up = release(&format!("00000000-{i}"), THIEF, v1::LlmCallResult::RateLimited);
+                let e = c.release(authed(made_up)).await.expect_err("a made-up permit is refused");
+                assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+                assert!(e.message().contains("is not held by this caller"), "{}", e.message());
+            }
+            let stolen = release(&got.permit, THIEF, v1::LlmCallResult::RateLimited);
+            assert_eq!(c.release(authed(stolen)).await.expect_err("another's permit").code(), Code::FailedPrecondition);
+            // One renewal naming 4,096 made-up ids, shaped as an earlier coordinator's would be, holds none.
+            let fake: Vec<_> = (0..4096).map(|i| held(&format!("0badc0de-{i}-{i:032x}"), ENDPOINT)).collect();
+            let renew = v1::LlmPermitRenew { held: fake, worker: "thief".into(), holder: THIEF.into() };
+            let r = c.renew(authed(renew)).await.expect("renew").into_inner();
+            assert_eq!((r.adopted, r.refused), (0, 4096));
+            let renew = v1::LlmPermitRenew {
+                held: vec![held(&got.permit, ENDPOINT)],
+                worker: "thief".into(),
+                holder: THIEF.into(),
+            };
+            assert_eq!(c.renew(authed(renew)).await.expect("renew").into_inner().refused, 1);
+        });
+        assert_eq!(real(&sb, "skillshift_llm_scale"), Some(1.0), "{}", metrics(&sb));
+        assert_eq!(real(&sb, "skillshift_llm_concurrency_limit"), Some(8.0));
+        assert_eq!(real(&sb, "skillshift_llm_in_flight"), Some(1.0), "only the honest permit is held");
+        assert_eq!(real(&sb, "skillshift_llm_rate_limited_total"), Some(0.0), "no 429 was counted");
+        rt.block_on(async {
+            let mut c = client(&sb).await;
+            // Seven more honest permits fit (8 in all), so none of the fabricated ones is counted.
+            for _ in 0..7 {
+                let got = c.acquire(authed(request(ENDPOINT, HONEST, 10, 1000))).await.expect("acquire").into_inner();
+                assert!(!got.permit.is_empty(), "granted: {got:?}");
+            }
+        });
+    }
+
+    #[test]
+    fn three_hundred_junk_endpoints_never_stop_a_real_endpoints_acquire() {
+        let rt = runtime();
+        let sb = coordinator(&["--llm-concurrency", "4"]);
+        rt.block_on(async {
+            let mut c = client(&sb).await;
+            // The report's attack: one renewal naming 300 endpoints.
+            let fake: Vec<_> = (0..300).map(|i| held(&format!("x-{i}-y"), &format!("http://junk-{i}/v1"))).collect();
+            let renew = v1::LlmPermitRenew { held: fake, worker: "thief".into(), holder: THIEF.into() };
+            assert_eq!(c.renew(authed(renew)).await.expect("renew").into_inner().refused, 300);
+            // And 300 endpoints each given a permit that is then released.
+            for i in 0..300 {
+                let junk = format!("http://junk-{i}/v1");
+                let got = c.acquire(authed(request(&junk, THIEF, 1, 1000))).await.expect("junk acquire").into_inner();
+                let mut r = release(&got.permit, THIEF, v1::LlmCallResult::Answered);
+                r.endpoint = junk;
+                c.release(authed(r)).await.expect("junk release");
+            }
+            let got =
+                c.acquire(authed(request(ENDPOINT, HONEST, 10, 1000))).await.expect("the real endpoint's acquire");
+            assert!(!got.into_inner().permit.is_empty(), "granted");
+        });
+        let text = metrics(&sb);
+        let meters = text.lines().filter(|l| l.starts_with("skillshift_llm_scale{")).count();
+        assert!(meters <= 256, "{meters} meters");
+        assert_eq!(real(&sb, "skillshift_llm_in_flight"), Some(1.0), "{text}");
+    }
+
+    #[test]
+    fn two_estimates_of_2_pow_63_are_not_both_granted() {
+        let rt = runtime();
+        let sb = coordinator(&["--llm-tpm", "1000"]);
+        rt.block_on(async {
+            let mut c = client(&sb).await;
+            for holder in [HONEST, THIEF] {
+                let e = c.acquire(authed(request(ENDPOINT, holder, 1 << 63, 200))).await.expect_err("over the cap");
+                assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+                assert!(e.message().contains("more than one call may use (16777216)"), "{}", e.message());
+            }
+            // At the cap: the first runs alone in its window, the second waits for it.
+            let first = c.acquire(authed(request(ENDPOINT, HONEST, 1 << 24, 200))).await.expect("acquire").into_inner();
+            assert!(!first.permit.is_empty(), "{first:?}");
+            let second = c.acquire(authed(request(ENDPOINT, THIEF, 1 << 24, 200))).await.expect("acquire").into_inner();
+            assert!(second.permit.is_empty(), "not granted: {second:?}");
+        });
+        assert_eq!(real(&sb, "skillshift_llm_in_flight"), Some(1.0));
+    }
+
+    #[test]
+    fn a_request_without_a_holder_is_refused_with_a_clear_message() {
+        let rt = runtime();
+        let sb = coordinator(&["--llm-concurrency", "2"]);
+        rt.block_on(async {
+            let mut c = client(&sb).await;
+            let e = c.acquire(authed(request(ENDPOINT, "", 1, 200))).await.expect_err("no holder");
+            assert_eq!(e.code(), Code::InvalidArgument);
+            assert_eq!(e.message(), "llm permit request: holder must have 16 to 128 bytes, found 0");
+        });
+    }
+}

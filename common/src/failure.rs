@@ -126,6 +126,7 @@ mod tests {
             duration_ms: 0,
             screenshot: None,
             reported_skills: Vec::new(),
+            dialogs: Vec::new(),
         }
     }
 

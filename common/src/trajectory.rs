@@ -139,6 +139,22 @@ pub struct Step {
     /// out when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reported_skills: Vec<ReportedSkill>,
+    /// JavaScript dialogs the page opened during this step and how the harness answered them, as
+    /// WebArena's environment does (`beforeunload` accepted, the rest dismissed); left out when there are
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dialogs: Vec<DialogNote>,
+}
+
+/// A JavaScript dialog a page opened during a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DialogNote {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
+    /// `accepted` or `dismissed`.
+    pub action: String,
 }
 
 /// A skill an external agent ran by itself and reported: it counts in the record's `skill_calls`
@@ -291,6 +307,9 @@ impl Trajectory {
                     r(e);
                 }
             }
+            for d in &mut step.dialogs {
+                r(&mut d.message);
+            }
             if let Some(skill) = step.skill.as_mut() {
                 if let Some(e) = skill.error.as_mut() {
                     r(e);
@@ -401,6 +420,7 @@ mod tests {
                 duration_ms: 3,
                 screenshot: None,
                 reported_skills: Vec::new(),
+                dialogs: Vec::new(),
             }],
             score: Some(ScoreEvidence {
                 verdict: "fail".into(),

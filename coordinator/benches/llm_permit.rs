@@ -20,6 +20,9 @@ use tokio_util::sync::CancellationToken;
 
 type Client = LlmBudgetClient<tonic::transport::Channel>;
 
+/// The clients' holder secret (one holder for all: each holds at most one permit at a time).
+const HOLDER: &str = "bench-holder-0123456789";
+
 fn request() -> v1::LlmPermitRequest {
     v1::LlmPermitRequest {
         endpoint: "http://llm.bench/v1".into(),
@@ -27,6 +30,7 @@ fn request() -> v1::LlmPermitRequest {
         tokens: 1_400,
         worker: "bench".into(),
         wait_ms: 20_000,
+        holder: HOLDER.into(),
     }
 }
 
@@ -44,6 +48,7 @@ async fn round(client: &mut Client, hold: Duration) -> (Duration, Duration) {
             model: "bench".into(),
             result: v1::LlmCallResult::Answered as i32,
             tokens_used: 1_050,
+            holder: HOLDER.into(),
         })
         .await
         .expect("release");

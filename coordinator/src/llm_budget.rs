@@ -6,31 +6,50 @@
 //!   unmetered and every request is answered `metered = false` at once.
 //! * `Meter` (one per `(endpoint, model)`): the permits in flight, the grants
 //!   and reserved tokens of the last minute, the FIFO of waiting requests and
-//!   the AIMD scale. A 429 halves the scale (at most once per round of
-//!   permits: a permit granted before the last decrease cannot cause
-//!   another), every answered call adds back `1 / (concurrency × limit)`, so
-//!   the concurrency limit regains one permit per round of calls. The
-//!   effective concurrency, requests and tokens per minute are the
-//!   configured ones times the scale (at least 1 each).
+//!   the AIMD scale. A 429 reported on a permit this ledger holds halves the
+//!   scale (at most once per round of permits: a permit granted before the
+//!   last decrease cannot cause another), every answered call adds back
+//!   `1 / (concurrency × limit)`, so the concurrency limit regains one permit
+//!   per round of calls. The effective concurrency, requests and tokens per
+//!   minute are the configured ones times the scale (at least 1 each).
 //! * [`Ledger`]: every meter, as a pure state machine over an injected
 //!   `Instant`, tested without a network or a clock.
 //! * [`Budget`]: the ledger behind a std mutex plus the waiting: a request
 //!   that cannot be granted sleeps until something changes (a release, an
 //!   expiry, a window sliding) or its wait ends.
 //!
+//! **Holders.** Every request names its holder: a secret the client chose
+//! (the worker's permit gate draws one per process), of which only the
+//! SHA-256 is kept. A permit belongs to the holder that acquired it; a
+//! Release or Renew of a permit the caller does not hold is refused and
+//! changes nothing (no limit, no count, no reservation). A holder holds at
+//! most [`MAX_HELD_PER_HOLDER`] permits and the ledger at most [`MAX_HELD`].
+//!
+//! **Permit ids** are `<process prefix>-<counter>-<tag>`, the tag an
+//! HMAC-SHA256 under the store's permit key ([`Ledger::keyed`]) of the rest of
+//! the id, the meter and the holder: no one can make up an id, and one id
+//! proves which holder and meter it was granted to.
+//!
 //! Permits expire when not renewed within the lease TTL, so the permits of a
 //! worker that is lost (killed or cut off) come back with its leases. A
-//! restarted coordinator knows no permits; workers renew theirs and the new
-//! coordinator adopts the ones it does not know, so the ceiling holds again
-//! within one renewal and nothing waits on a permit that no one will return.
-//! Permit ids carry a per-process prefix, so an adopted id never collides
-//! with a new one. A coordinator that restarts (its store held sweeps)
-//! grants nothing for half a TTL, so every renewal arrives before it does.
+//! restarted coordinator knows no permits; for one TTL after it starts (any
+//! permit still alive must be renewed by then) it adopts a renewed permit it
+//! does not hold when its tag proves that a coordinator on this store granted
+//! it to that holder for that meter, so the ceiling holds again within one
+//! renewal and nothing waits on a permit that no one will return. It grants
+//! nothing for the first half of that TTL, so every renewal arrives before it
+//! does. Outside that window, nothing is adopted.
+//!
+//! **Bounds.** At most [`MAX_ENDPOINTS`] meters; a meter with nothing held,
+//! queued or in its window is removed (when the table is full, or by the
+//! periodic expiry), and only an Acquire or an adoption creates one. One
+//! call reserves at most [`MAX_CALL_TOKENS`]; token sums saturate.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
 /// Requests and tokens are counted over this window.
@@ -43,6 +62,15 @@ const MIN_SCALE: f64 = 1.0 / 64.0;
 pub const MAX_ENDPOINTS: usize = 256;
 /// Bytes of an endpoint URL or model name.
 pub const MAX_NAME_BYTES: usize = 512;
+/// Tokens one call may reserve (prompt estimate plus `max_tokens`) or report as used: 16 Mi, far above any
+/// model's context.
+pub const MAX_CALL_TOKENS: u64 = 1 << 24;
+/// Permits one holder holds at once.
+pub const MAX_HELD_PER_HOLDER: usize = 256;
+/// Permits the ledger holds at once, over every holder and meter.
+pub const MAX_HELD: usize = 4096;
+/// Hex digits of a permit id's tag (128 bits).
+const TAG_HEX: usize = 32;
 
 /// The configured ceilings; `None` is unbounded. All `None`: unmetered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -69,10 +97,37 @@ pub enum CallResult {
 /// Which meter: a model at an endpoint.
 pub type MeterKey = (String, String);
 
+/// Who holds a permit: the SHA-256 of the secret the holder sends with each request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Holder([u8; 32]);
+
+impl Holder {
+    /// The holder that sends `secret`.
+    pub fn of(secret: &str) -> Holder {
+        Holder(Sha256::digest(secret.as_bytes()).into())
+    }
+}
+
+/// Why the budget refused a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    #[error("llm permit '{0}' is not held by this caller (never granted to it, released or expired); nothing changed")]
+    NotHeld(String),
+    #[error("this holder holds {MAX_HELD_PER_HOLDER} llm permits, the limit; release one first")]
+    HolderFull,
+    #[error("{MAX_HELD} llm permits are held, the limit")]
+    LedgerFull,
+    #[error("{MAX_ENDPOINTS} llm endpoints are metered and none is idle, the limit")]
+    TooManyEndpoints,
+    #[error("the llm budget's lock is poisoned")]
+    Poisoned,
+}
+
 #[derive(Debug, Clone)]
 struct Held {
     expires: Instant,
     granted: Instant,
+    holder: Holder,
 }
 
 #[derive(Debug)]
@@ -82,8 +137,8 @@ struct Meter {
     requests: VecDeque<Instant>,
     /// Reserved (then corrected) tokens of the last minute's grants.
     tokens: VecDeque<(Instant, String, u64)>,
-    /// Waiting tickets, first come first served.
-    queue: VecDeque<u64>,
+    /// Waiting tickets (with their holders), first come first served.
+    queue: VecDeque<(u64, Holder)>,
     scale: f64,
     last_decrease: Option<Instant>,
     /// Permits that expired unrenewed, since start.
@@ -103,17 +158,24 @@ impl Meter {
         }
     }
 
-    fn expire(&mut self, now: Instant) -> usize {
-        let before = self.held.len();
-        self.held.retain(|_, h| h.expires > now);
-        self.expired += (before - self.held.len()) as u64;
+    /// Drops expired permits (returned, for the holders' counts) and old window entries.
+    fn expire(&mut self, now: Instant) -> Vec<Holder> {
+        let mut gone = Vec::new();
+        self.held.retain(|_, h| {
+            let alive = h.expires > now;
+            if !alive {
+                gone.push(h.holder);
+            }
+            alive
+        });
+        self.expired = self.expired.saturating_add(gone.len() as u64);
         while self.requests.front().is_some_and(|t| now.duration_since(*t) >= WINDOW) {
             self.requests.pop_front();
         }
         while self.tokens.front().is_some_and(|(t, _, _)| now.duration_since(*t) >= WINDOW) {
             self.tokens.pop_front();
         }
-        before - self.held.len()
+        gone
     }
 
     fn scaled(&self, ceiling: u64) -> u64 {
@@ -121,7 +183,7 @@ impl Meter {
     }
 
     fn tokens_in_window(&self) -> u64 {
-        self.tokens.iter().map(|(_, _, n)| *n).sum()
+        self.tokens.iter().fold(0u64, |sum, (_, _, n)| sum.saturating_add(*n))
     }
 }
 
@@ -149,6 +211,19 @@ pub enum Decision {
     },
     /// Not now; something may change by this time (or on any release).
     Wait(Option<Instant>),
+    /// Never: the ticket left the queue.
+    Refused(BudgetError),
+}
+
+/// What one Renew did with the permits it named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Renewed {
+    /// Held by the caller and extended.
+    pub renewed: usize,
+    /// Granted by an earlier coordinator on this store to the caller, and counted from now on.
+    pub adopted: usize,
+    /// Neither: not the caller's, made up, released, expired, or named outside the restart window.
+    pub refused: usize,
 }
 
 /// Every meter, as a state machine over an injected time.
@@ -159,17 +234,50 @@ pub struct Ledger {
     meters: HashMap<MeterKey, Meter>,
     prefix: String,
     next: u64,
+    /// The key of permit ids' tags, kept in the store so a restarted coordinator can check them.
+    key: [u8; 32],
+    /// Permits held per holder, for [`MAX_HELD_PER_HOLDER`].
+    holders: HashMap<Holder, usize>,
     /// Permits of an earlier coordinator given back before any renewal named them: never adopted.
     released_foreign: VecDeque<String>,
     /// After a restart, nothing is granted before this: the workers' renewals say first what is in flight.
     quiet_until: Option<Instant>,
+    /// After a restart, permits of an earlier coordinator are adopted until this; never otherwise.
+    adopt_until: Option<Instant>,
 }
 
 /// Foreign permit ids remembered as released.
 const MAX_RELEASED_FOREIGN: usize = 4096;
 
+/// HMAC-SHA256 (RFC 2104) of `parts`, each followed by a zero byte.
+fn hmac(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
+    let mut inner = Sha256::new();
+    inner.update(key.map(|b| b ^ 0x36));
+    inner.update([0x36u8; 32]);
+    for p in parts {
+        inner.update(p);
+        inner.update([0u8]);
+    }
+    let mut outer = Sha256::new();
+    outer.update(key.map(|b| b ^ 0x5c));
+    outer.update([0x5cu8; 32]);
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// Compares two strings in time independent of where they differ.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 impl Ledger {
+    /// A ledger with a fresh random key (its ids can be checked by no other process).
     pub fn new(cfg: BudgetConfig, ttl: Duration) -> Ledger {
+        Ledger::keyed(cfg, ttl, rand::random())
+    }
+
+    /// A ledger whose permit ids are tagged with `key` (the store's, so a restart can check them).
+    pub fn keyed(cfg: BudgetConfig, ttl: Duration, key: [u8; 32]) -> Ledger {
         let prefix = format!("{:08x}", rand::random::<u32>());
         Ledger {
             cfg,
@@ -177,8 +285,11 @@ impl Ledger {
             meters: HashMap::new(),
             prefix,
             next: 0,
+            key,
+            holders: HashMap::new(),
             released_foreign: VecDeque::new(),
             quiet_until: None,
+            adopt_until: None,
         }
     }
 
@@ -186,33 +297,107 @@ impl Ledger {
         self.cfg
     }
 
+    /// A restart at `now`: grants nothing for half a TTL and adopts proven permits for one TTL.
+    pub fn restarted(&mut self, now: Instant) {
+        self.quiet_until = Some(now + self.ttl / 2);
+        self.adopt_until = Some(now + self.ttl);
+    }
+
     /// Grants nothing before `until` (a restarted coordinator waits for renewals of permits still held).
     pub fn quiet_until(&mut self, until: Instant) {
         self.quiet_until = Some(until);
     }
 
-    fn meter(&mut self, key: &MeterKey) -> Result<&mut Meter, String> {
+    /// The tag of the permit id `stem` (`<prefix>-<counter>`) granted on `key` to `holder`.
+    fn tag(&self, stem: &str, key: &MeterKey, holder: &Holder) -> String {
+        let mac = hmac(&self.key, &[b"llm-permit/1", stem.as_bytes(), key.0.as_bytes(), key.1.as_bytes(), &holder.0]);
+        let mut hex = hex::encode(mac);
+        hex.truncate(TAG_HEX);
+        hex
+    }
+
+    /// Whether `permit` is an id a ledger with this key granted on `key` to `holder`.
+    fn proves(&self, permit: &str, key: &MeterKey, holder: &Holder) -> bool {
+        let Some((stem, tag)) = permit.rsplit_once('-') else { return false };
+        stem.contains('-') && same(tag, &self.tag(stem, key, holder))
+    }
+
+    /// Whether this process granted `permit` (its ids carry the ledger's prefix).
+    fn is_own(&self, permit: &str) -> bool {
+        permit.split_once('-').is_some_and(|(p, _)| p == self.prefix)
+    }
+
+    fn held_count(&self) -> usize {
+        self.meters.values().map(|m| m.held.len()).sum()
+    }
+
+    /// Whether `holder` may take one more permit.
+    fn room_for(&self, holder: &Holder) -> Result<(), BudgetError> {
+        if self.holders.get(holder).copied().unwrap_or(0) >= MAX_HELD_PER_HOLDER {
+            return Err(BudgetError::HolderFull);
+        }
+        if self.held_count() >= MAX_HELD {
+            return Err(BudgetError::LedgerFull);
+        }
+        Ok(())
+    }
+
+    fn hold(&mut self, holder: Holder) {
+        *self.holders.entry(holder).or_insert(0) += 1;
+    }
+
+    fn unhold(&mut self, holder: &Holder) {
+        if let Some(n) = self.holders.get_mut(holder) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.holders.remove(holder);
+            }
+        }
+    }
+
+    /// The meter of `key`, created if there is room: when the table is full, a meter with nothing held or
+    /// waiting makes room (one at full scale first, then the one granted to longest ago).
+    fn meter(&mut self, key: &MeterKey, now: Instant) -> Result<&mut Meter, BudgetError> {
         if !self.meters.contains_key(key) {
             if self.meters.len() >= MAX_ENDPOINTS {
-                return Err(format!("{MAX_ENDPOINTS} llm endpoints are metered, the limit"));
+                self.expire(now);
+                // Full scale first (`false` sorts first), then the one granted to longest ago (`None` first).
+                let idle = self
+                    .meters
+                    .iter()
+                    .filter(|(_, m)| m.held.is_empty() && m.queue.is_empty())
+                    .min_by_key(|(_, m)| (m.scale < 1.0, m.requests.back().copied()))
+                    .map(|(k, _)| k.clone());
+                match idle {
+                    Some(k) => {
+                        self.meters.remove(&k);
+                    }
+                    None => return Err(BudgetError::TooManyEndpoints),
+                }
             }
             self.meters.insert(key.clone(), Meter::new());
         }
-        self.meters.get_mut(key).ok_or_else(|| "meter vanished".to_string())
+        self.meters.get_mut(key).ok_or(BudgetError::TooManyEndpoints)
     }
 
-    /// Puts a request in its meter's queue; its ticket decides its turn.
-    pub fn enqueue(&mut self, key: &MeterKey) -> Result<u64, String> {
-        self.next += 1;
+    /// The metered keys (a meter that made room for another is gone, with its totals).
+    pub fn meter_keys(&self) -> std::collections::HashSet<MeterKey> {
+        self.meters.keys().cloned().collect()
+    }
+
+    /// Puts `holder`'s request in its meter's queue; its ticket decides its turn.
+    pub fn enqueue(&mut self, key: &MeterKey, holder: Holder, now: Instant) -> Result<u64, BudgetError> {
+        self.room_for(&holder)?;
+        self.next = self.next.saturating_add(1);
         let ticket = self.next;
-        self.meter(key)?.queue.push_back(ticket);
+        self.meter(key, now)?.queue.push_back((ticket, holder));
         Ok(ticket)
     }
 
     /// Takes a ticket out of its queue (its request gave up or its client went away).
     pub fn withdraw(&mut self, key: &MeterKey, ticket: u64) {
         if let Some(m) = self.meters.get_mut(key) {
-            m.queue.retain(|t| *t != ticket);
+            m.queue.retain(|(t, _)| *t != ticket);
         }
     }
 
@@ -222,11 +407,25 @@ impl Ledger {
         if let Some(until) = self.quiet_until.filter(|u| now < *u) {
             return Decision::Wait(Some(until));
         }
-        let Some(m) = self.meters.get_mut(key) else { return Decision::Wait(None) };
-        m.expire(now);
-        if m.queue.front() != Some(&ticket) {
+        let gone = match self.meters.get_mut(key) {
+            Some(m) => m.expire(now),
+            None => return Decision::Wait(None),
+        };
+        for h in &gone {
+            self.unhold(h);
+        }
+        let Some(&(first, holder)) = self.meters.get(key).and_then(|m| m.queue.front()) else {
+            return Decision::Wait(None);
+        };
+        if first != ticket {
             return Decision::Wait(None);
         }
+        // A holder at its cap never blocks the line: its ticket leaves the queue.
+        if let Err(e) = self.room_for(&holder) {
+            self.withdraw(key, ticket);
+            return Decision::Refused(e);
+        }
+        let Some(m) = self.meters.get_mut(key) else { return Decision::Wait(None) };
         let earliest_expiry = m.held.values().map(|h| h.expires).min();
         let concurrency = cfg.concurrency.map(|c| m.scaled(c.into()));
         if concurrency.is_some_and(|c| m.held.len() as u64 >= c) {
@@ -247,14 +446,17 @@ impl Ledger {
         if let Some(tpm) = cfg.tpm.map(|t| m.scaled(t)) {
             // A request larger than the whole budget still runs, alone in its window.
             let used = m.tokens_in_window();
-            if used > 0 && used + tokens > tpm {
+            if used > 0 && used.saturating_add(tokens) > tpm {
                 return Decision::Wait(m.tokens.front().map(|(t, _, _)| *t + WINDOW));
             }
         }
         m.queue.pop_front();
-        self.next += 1;
-        let permit = format!("{}-{}", self.prefix, self.next);
-        m.held.insert(permit.clone(), Held { expires: now + ttl, granted: now });
+        self.next = self.next.saturating_add(1);
+        let stem = format!("{}-{}", self.prefix, self.next);
+        let permit = format!("{stem}-{}", self.tag(&stem, key, &holder));
+        self.hold(holder);
+        let Some(m) = self.meters.get_mut(key) else { return Decision::Wait(None) };
+        m.held.insert(permit.clone(), Held { expires: now + ttl, granted: now, holder });
         // Under steady demand the request slots follow an even timeline (the last one plus the spacing), so
         // the time a waiter takes to wake up does not slow the rate; after a lull the timeline restarts now.
         let slot = match (cfg.rpm.map(|r| WINDOW.div_f64(m.scaled(r.into()) as f64)), m.requests.back()) {
@@ -262,43 +464,52 @@ impl Ledger {
             _ => now,
         };
         m.requests.push_back(slot);
-        m.tokens.push_back((now, permit.clone(), tokens));
+        m.tokens.push_back((now, permit.clone(), tokens.min(MAX_CALL_TOKENS)));
         let limit = concurrency.unwrap_or(0).min(u32::MAX as u64) as u32;
         Decision::Granted { permit, limit }
     }
 
-    /// Gives a permit back; a 429 shrinks the meter's scale, an answer grows it. Returns whether the
-    /// shared limit was lowered.
+    /// `holder` gives a permit back; a 429 shrinks the meter's scale, an answer grows it. Returns whether
+    /// the shared limit was lowered. A permit the caller does not hold is refused and changes nothing,
+    /// except that one an earlier coordinator on this store granted it, named within the restart window,
+    /// is remembered as given back (so no later renewal adopts it).
     pub fn release(
         &mut self,
         key: &MeterKey,
+        holder: &Holder,
         permit: &str,
         result: CallResult,
         tokens_used: u64,
         now: Instant,
-    ) -> bool {
+    ) -> Result<bool, BudgetError> {
         let base = self.cfg.concurrency.unwrap_or(10).max(1) as f64;
-        let foreign = !self.is_own(permit);
-        let Some(m) = self.meters.get_mut(key) else { return false };
-        let held = m.held.remove(permit);
-        if held.is_none() && foreign {
-            if self.released_foreign.len() >= MAX_RELEASED_FOREIGN {
-                self.released_foreign.pop_front();
+        let ours = self.meters.get(key).and_then(|m| m.held.get(permit)).is_some_and(|h| h.holder == *holder);
+        if !ours {
+            let foreign_of_caller =
+                !self.is_own(permit) && self.adopt_until.is_some_and(|u| now < u) && self.proves(permit, key, holder);
+            if !foreign_of_caller {
+                return Err(BudgetError::NotHeld(permit.to_string()));
             }
-            self.released_foreign.push_back(permit.to_string());
+            if !self.released_foreign.iter().any(|p| p == permit) {
+                if self.released_foreign.len() >= MAX_RELEASED_FOREIGN {
+                    self.released_foreign.pop_front();
+                }
+                self.released_foreign.push_back(permit.to_string());
+            }
+            return Ok(false);
         }
+        self.unhold(holder);
+        let Some(m) = self.meters.get_mut(key) else { return Err(BudgetError::NotHeld(permit.to_string())) };
+        let Some(held) = m.held.remove(permit) else { return Err(BudgetError::NotHeld(permit.to_string())) };
         if tokens_used > 0 {
             if let Some(entry) = m.tokens.iter_mut().find(|(_, p, _)| p == permit) {
-                entry.2 = tokens_used;
+                entry.2 = tokens_used.min(MAX_CALL_TOKENS);
             }
         }
-        match result {
+        Ok(match result {
             CallResult::RateLimited => {
                 // One decrease per round: a permit granted before the last decrease was already counted.
-                let fresh = match (&held, m.last_decrease) {
-                    (Some(h), Some(at)) => h.granted > at,
-                    _ => true,
-                };
+                let fresh = m.last_decrease.is_none_or(|at| held.granted > at);
                 if fresh {
                     m.scale = (m.scale / 2.0).max(MIN_SCALE);
                     m.last_decrease = Some(now);
@@ -311,37 +522,53 @@ impl Ledger {
                 false
             }
             CallResult::NoAnswer => false,
-        }
+        })
     }
 
-    /// Whether this ledger granted `permit` (its ids carry the ledger's prefix).
-    fn is_own(&self, permit: &str) -> bool {
-        permit.split_once('-').is_some_and(|(p, _)| p == self.prefix)
-    }
-
-    /// Extends held permits (each with the tokens it reserved, which an adopted one does not count again). Ones granted by an earlier coordinator (a restart) are adopted; this one's own
-    /// that it no longer holds were released or expired, and stay so. Returns how many were adopted.
-    pub fn renew(&mut self, held: &[(MeterKey, String, u64)], now: Instant) -> usize {
+    /// `holder` keeps the permits it names alive (each with the tokens it reserved, which an adopted one
+    /// does not count again). Within the restart window, a permit that an earlier coordinator on this store
+    /// granted to `holder` is adopted; everything else not held by `holder` is refused and changes nothing.
+    pub fn renew(&mut self, holder: &Holder, held: &[(MeterKey, String, u64)], now: Instant) -> Renewed {
         let ttl = self.ttl;
-        let mut adopted = 0;
+        let window = self.adopt_until.is_some_and(|u| now < u);
+        let mut out = Renewed::default();
         for (key, permit, _tokens) in held {
-            let adoptable = !self.is_own(permit) && !self.released_foreign.contains(permit);
-            let Ok(m) = self.meter(key) else { continue };
-            match m.held.get_mut(permit) {
-                Some(h) => h.expires = now + ttl,
-                None if !adoptable => {}
-                None => {
-                    m.held.insert(permit.clone(), Held { expires: now + ttl, granted: now });
-                    adopted += 1;
+            if let Some(h) = self.meters.get_mut(key).and_then(|m| m.held.get_mut(permit)) {
+                if h.holder == *holder {
+                    h.expires = now + ttl;
+                    out.renewed += 1;
+                } else {
+                    out.refused += 1;
                 }
+                continue;
             }
+            let adoptable = window
+                && !self.is_own(permit)
+                && !self.released_foreign.iter().any(|p| p == permit)
+                && self.proves(permit, key, holder)
+                && self.room_for(holder).is_ok();
+            if !adoptable {
+                out.refused += 1;
+                continue;
+            }
+            let Ok(m) = self.meter(key, now) else {
+                out.refused += 1;
+                continue;
+            };
+            m.held.insert(permit.clone(), Held { expires: now + ttl, granted: now, holder: *holder });
+            self.hold(*holder);
+            out.adopted += 1;
         }
-        adopted
+        out
     }
 
     /// Drops expired permits and old window entries everywhere; returns how many permits expired.
     pub fn expire(&mut self, now: Instant) -> usize {
-        self.meters.values_mut().map(|m| m.expire(now)).sum()
+        let gone: Vec<Holder> = self.meters.values_mut().flat_map(|m| m.expire(now)).collect();
+        for h in &gone {
+            self.unhold(h);
+        }
+        gone.len()
     }
 
     pub fn views(&self) -> Vec<MeterView> {
@@ -427,17 +654,24 @@ impl Drop for Ticket<'_> {
 
 impl Budget {
     /// After a restart: grant nothing for half a TTL, in which every live worker renews (every third of a
-    /// TTL) the permits it still holds, so they are counted before anything new is granted.
+    /// TTL) the permits it still holds, so they are counted before anything new is granted; adopt proven
+    /// permits of an earlier coordinator for one TTL.
     pub fn restarted(self) -> Budget {
-        let until = Instant::now() + self.ttl / 2;
-        let _ = self.with_ledger(|l| l.quiet_until(until));
+        let _ = self.with_ledger(|l| l.restarted(Instant::now()));
         self
     }
 
-    /// `ttl` is the lease TTL: a permit not renewed within it expires.
+    /// `ttl` is the lease TTL: a permit not renewed within it expires. A fresh random key: no restart can
+    /// adopt this budget's permits (see [`Budget::keyed`]).
     pub fn new(cfg: BudgetConfig, ttl: Duration) -> Budget {
+        Budget::keyed(cfg, ttl, rand::random())
+    }
+
+    /// As [`Budget::new`], its permit ids tagged with `key` (the store's permit key, so that a coordinator
+    /// restarted on the same store can tell the permits an earlier one granted).
+    pub fn keyed(cfg: BudgetConfig, ttl: Duration, key: [u8; 32]) -> Budget {
         let shared = Shared {
-            ledger: Mutex::new(Ledger::new(cfg, ttl)),
+            ledger: Mutex::new(Ledger::keyed(cfg, ttl, key)),
             totals: Mutex::new(HashMap::new()),
             changed: Notify::new(),
         };
@@ -453,25 +687,43 @@ impl Budget {
         self.ttl / 3
     }
 
-    fn with_ledger<T>(&self, f: impl FnOnce(&mut Ledger) -> T) -> Result<T, String> {
-        let mut l = self.shared.ledger.lock().map_err(|_| "the llm budget's lock is poisoned".to_string())?;
+    fn with_ledger<T>(&self, f: impl FnOnce(&mut Ledger) -> T) -> Result<T, BudgetError> {
+        let mut l = self.shared.ledger.lock().map_err(|_| BudgetError::Poisoned)?;
         Ok(f(&mut l))
     }
 
     fn total(&self, key: &MeterKey, f: impl FnOnce(&mut MeterTotals)) {
+        if self.shared.totals.lock().is_ok_and(|t| t.len() >= MAX_ENDPOINTS && !t.contains_key(key)) {
+            self.prune_totals();
+        }
         if let Ok(mut t) = self.shared.totals.lock() {
             f(t.entry(key.clone()).or_default());
         }
     }
 
-    /// Waits up to `wait` (capped at [`MAX_WAIT`]) for a permit on `key`.
-    pub async fn acquire(&self, key: &MeterKey, tokens: u64, wait: Duration) -> Result<Acquired, String> {
+    /// Forgets the totals of meters that are gone (removed to make room for others). Never holds both locks.
+    fn prune_totals(&self) {
+        let Ok(keys) = self.with_ledger(|l| l.meter_keys()) else { return };
+        if let Ok(mut t) = self.shared.totals.lock() {
+            t.retain(|k, _| keys.contains(k));
+        }
+    }
+
+    /// Waits up to `wait` (capped at [`MAX_WAIT`]) for a permit on `key` for `holder`. `tokens` is
+    /// reserved against `--llm-tpm` (the service refuses more than [`MAX_CALL_TOKENS`]).
+    pub async fn acquire(
+        &self,
+        key: &MeterKey,
+        holder: Holder,
+        tokens: u64,
+        wait: Duration,
+    ) -> Result<Acquired, BudgetError> {
         if !self.cfg.is_metered() {
             return Ok(Acquired::Unmetered);
         }
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + wait.min(MAX_WAIT);
-        let ticket = self.with_ledger(|l| l.enqueue(key))??;
+        let ticket = self.with_ledger(|l| l.enqueue(key, holder, Instant::now()))??;
         let mut guard = Ticket { budget: self, key, ticket, done: false };
         loop {
             // Registered before deciding, so a change between the decision and the sleep is not missed.
@@ -492,6 +744,11 @@ impl Budget {
                     self.shared.changed.notify_waiters();
                     return Ok(Acquired::Granted { permit, waited, limit });
                 }
+                Decision::Refused(e) => {
+                    guard.done = true;
+                    self.shared.changed.notify_waiters();
+                    return Err(e);
+                }
                 Decision::Wait(at) => {
                     let wake = at.map_or(deadline, |at| {
                         let d = at.saturating_duration_since(Instant::now());
@@ -510,9 +767,17 @@ impl Budget {
         }
     }
 
-    pub fn release(&self, key: &MeterKey, permit: &str, result: CallResult, tokens_used: u64) {
-        let decreased =
-            self.with_ledger(|l| l.release(key, permit, result, tokens_used, Instant::now())).unwrap_or(false);
+    /// `holder` gives `permit` back; refused (and nothing changes) when it does not hold it. Returns
+    /// whether a 429 lowered the shared limit.
+    pub fn release(
+        &self,
+        key: &MeterKey,
+        holder: &Holder,
+        permit: &str,
+        result: CallResult,
+        tokens_used: u64,
+    ) -> Result<bool, BudgetError> {
+        let decreased = self.with_ledger(|l| l.release(key, holder, permit, result, tokens_used, Instant::now()))??;
         if result == CallResult::RateLimited {
             self.total(key, |t| {
                 t.rate_limited += 1;
@@ -520,23 +785,38 @@ impl Budget {
             });
         }
         self.shared.changed.notify_waiters();
+        Ok(decreased)
     }
 
-    pub fn renew(&self, held: &[(MeterKey, String, u64)]) -> usize {
-        let adopted = self.with_ledger(|l| l.renew(held, Instant::now())).unwrap_or(0);
-        if adopted > 0 {
-            tracing::info!(adopted, "llm budget adopted permits it did not know (a restart)");
+    /// `holder` renews the permits it names (see [`Ledger::renew`]).
+    pub fn renew(&self, holder: &Holder, held: &[(MeterKey, String, u64)]) -> Result<Renewed, BudgetError> {
+        let r = self.with_ledger(|l| l.renew(holder, held, Instant::now()))?;
+        if r.adopted > 0 {
+            tracing::info!(
+                adopted = r.adopted,
+                "llm budget adopted permits an earlier coordinator granted (a restart)"
+            );
+            self.shared.changed.notify_waiters();
         }
-        adopted
+        if r.refused > 0 {
+            tracing::warn!(
+                refused = r.refused,
+                renewed = r.renewed,
+                "llm permit renewal named permits its caller does not hold; refused"
+            );
+        }
+        Ok(r)
     }
 
-    /// Drops expired permits; run periodically so a lost worker's permits come back.
+    /// Drops expired permits; run periodically so a lost worker's permits come back. Forgets the totals of
+    /// meters that made room for others.
     pub fn sweep_expired(&self) {
         let n = self.with_ledger(|l| l.expire(Instant::now())).unwrap_or(0);
         if n > 0 {
             tracing::warn!(expired = n, "llm permits expired without renewal (a lost worker)");
             self.shared.changed.notify_waiters();
         }
+        self.prune_totals();
     }
 
     pub fn views(&self) -> Vec<(MeterView, MeterTotals)> {
@@ -618,12 +898,20 @@ mod tests {
         BudgetConfig { concurrency, rpm, tpm }
     }
 
+    fn me() -> Holder {
+        Holder::of("the honest worker's secret")
+    }
+
     fn grant(l: &mut Ledger, tokens: u64, now: Instant) -> Option<String> {
-        let t = l.enqueue(&key()).unwrap();
-        match l.try_grant(&key(), t, tokens, now) {
+        grant_to(l, &key(), me(), tokens, now)
+    }
+
+    fn grant_to(l: &mut Ledger, key: &MeterKey, holder: Holder, tokens: u64, now: Instant) -> Option<String> {
+        let t = l.enqueue(key, holder, now).unwrap();
+        match l.try_grant(key, t, tokens, now) {
             Decision::Granted { permit, .. } => Some(permit),
-            Decision::Wait(_) => {
-                l.withdraw(&key(), t);
+            Decision::Wait(_) | Decision::Refused(_) => {
+                l.withdraw(key, t);
                 None
             }
         }
@@ -636,7 +924,7 @@ mod tests {
         let a = grant(&mut l, 10, now).unwrap();
         let _b = grant(&mut l, 10, now).unwrap();
         assert_eq!(grant(&mut l, 10, now), None);
-        l.release(&key(), &a, CallResult::Answered, 5, now);
+        l.release(&key(), &me(), &a, CallResult::Answered, 5, now).unwrap();
         assert!(grant(&mut l, 10, now).is_some());
         assert_eq!(l.views()[0].in_flight, 2);
     }
@@ -646,9 +934,9 @@ mod tests {
         let now = Instant::now();
         let mut l = Ledger::new(cfg(Some(1), None, None), Duration::from_secs(30));
         let a = grant(&mut l, 1, now).unwrap();
-        let t1 = l.enqueue(&key()).unwrap();
-        let t2 = l.enqueue(&key()).unwrap();
-        l.release(&key(), &a, CallResult::Answered, 0, now);
+        let t1 = l.enqueue(&key(), me(), now).unwrap();
+        let t2 = l.enqueue(&key(), me(), now).unwrap();
+        l.release(&key(), &me(), &a, CallResult::Answered, 0, now).unwrap();
         assert_eq!(l.try_grant(&key(), t2, 1, now), Decision::Wait(None), "t1 is ahead");
         assert!(matches!(l.try_grant(&key(), t1, 1, now), Decision::Granted { .. }));
     }
@@ -658,7 +946,7 @@ mod tests {
         let t0 = Instant::now();
         let mut l = Ledger::new(cfg(None, Some(60), None), Duration::from_secs(30));
         assert!(grant(&mut l, 1, t0).is_some());
-        let t = l.enqueue(&key()).unwrap();
+        let t = l.enqueue(&key(), me(), t0).unwrap();
         assert_eq!(
             l.try_grant(&key(), t, 1, t0 + Duration::from_millis(500)),
             Decision::Wait(Some(t0 + Duration::from_secs(1)))
@@ -671,14 +959,17 @@ mod tests {
         // A waiter always in line that wakes 30 ms after its slot does not slow the rate.
         let mut l = Ledger::new(cfg(None, Some(600), None), Duration::from_secs(30));
         let (mut now, mut granted) = (t0, 0);
-        let mut ticket = l.enqueue(&key()).unwrap();
+        // (Each grant to a holder of its own: one holder may hold only MAX_HELD_PER_HOLDER.)
+        let holder = |i: u32| Holder::of(&format!("holder {i}"));
+        let mut ticket = l.enqueue(&key(), holder(0), t0).unwrap();
         while now < t0 + WINDOW {
             match l.try_grant(&key(), ticket, 1, now) {
                 Decision::Granted { .. } => {
                     granted += 1;
-                    ticket = l.enqueue(&key()).unwrap();
+                    ticket = l.enqueue(&key(), holder(granted), t0).unwrap();
                 }
                 Decision::Wait(at) => now = at.unwrap_or(now) + Duration::from_millis(30),
+                Decision::Refused(e) => panic!("{e}"),
             }
         }
         assert!((595..=601).contains(&granted), "{granted} grants in a minute at --llm-rpm 600");
@@ -690,7 +981,7 @@ mod tests {
         let mut l = Ledger::new(cfg(None, None, Some(1000)), Duration::from_secs(30));
         let a = grant(&mut l, 600, t0).unwrap();
         assert_eq!(grant(&mut l, 600, t0), None, "600 + 600 reserved is over 1000");
-        l.release(&key(), &a, CallResult::Answered, 100, t0);
+        l.release(&key(), &me(), &a, CallResult::Answered, 100, t0).unwrap();
         assert!(grant(&mut l, 600, t0).is_some(), "100 used + 600 fits");
         assert_eq!(grant(&mut l, 600, t0), None);
         assert!(grant(&mut l, 600, t0 + WINDOW).is_some(), "the window slid");
@@ -705,17 +996,17 @@ mod tests {
         let mut l = Ledger::new(cfg(Some(8), None, None), Duration::from_secs(30));
         let permits: Vec<String> = (0..8).map(|_| grant(&mut l, 1, t0).unwrap()).collect();
         for p in &permits {
-            l.release(&key(), p, CallResult::RateLimited, 0, t0 + Duration::from_millis(1));
+            l.release(&key(), &me(), p, CallResult::RateLimited, 0, t0 + Duration::from_millis(1)).unwrap();
         }
         assert_eq!(l.views()[0].concurrency, Some(4), "eight 429s of one round halve the limit once");
         let p = grant(&mut l, 1, t0 + Duration::from_millis(2)).unwrap();
-        l.release(&key(), &p, CallResult::RateLimited, 0, t0 + Duration::from_millis(3));
+        l.release(&key(), &me(), &p, CallResult::RateLimited, 0, t0 + Duration::from_millis(3)).unwrap();
         assert_eq!(l.views()[0].concurrency, Some(2), "a permit granted after the decrease counts again");
         let mut t = t0 + Duration::from_millis(10);
         let mut answered = 0;
         while l.views()[0].concurrency != Some(8) {
             let p = grant(&mut l, 1, t).unwrap();
-            l.release(&key(), &p, CallResult::Answered, 0, t);
+            l.release(&key(), &me(), &p, CallResult::Answered, 0, t).unwrap();
             t += Duration::from_millis(1);
             answered += 1;
             assert!(answered < 1000, "the limit never grew back");
@@ -725,48 +1016,134 @@ mod tests {
     }
 
     #[test]
-    fn unrenewed_permits_expire_and_unknown_ones_are_adopted() {
+    fn unrenewed_permits_expire_and_proven_ones_are_adopted_after_a_restart_only() {
         let t0 = Instant::now();
         let ttl = Duration::from_secs(3);
-        let mut l = Ledger::new(cfg(Some(1), None, None), ttl);
+        let store_key = [7u8; 32];
+        let mut l = Ledger::keyed(cfg(Some(1), None, None), ttl, store_key);
         let a = grant(&mut l, 1, t0).unwrap();
-        assert_eq!(l.renew(&[(key(), a.clone(), 1)], t0 + Duration::from_secs(2)), 0);
+        let r = l.renew(&me(), &[(key(), a.clone(), 1)], t0 + Duration::from_secs(2));
+        assert_eq!(r, Renewed { renewed: 1, adopted: 0, refused: 0 });
         assert_eq!(grant(&mut l, 1, t0 + Duration::from_secs(4)), None, "renewed at 2 s, alive until 5 s");
         assert!(grant(&mut l, 1, t0 + Duration::from_secs(5)).is_some(), "expired at 5 s");
         assert_eq!(l.views()[0].expired, 1);
-        // A restarted coordinator: a fresh ledger adopts what workers still hold.
-        let mut fresh = Ledger::new(cfg(Some(1), None, None), ttl);
-        assert_eq!(fresh.renew(&[(key(), a, 1)], t0), 1);
-        assert_eq!(grant(&mut fresh, 1, t0), None, "the adopted permit counts");
+        // A restarted coordinator on the same store adopts what its holder still holds, within one TTL.
+        let mut fresh = Ledger::keyed(cfg(Some(1), None, None), ttl, store_key);
+        fresh.restarted(t0);
+        let other = Holder::of("someone else's secret");
+        assert_eq!(fresh.renew(&other, &[(key(), a.clone(), 1)], t0).adopted, 0, "not the holder it was granted to");
+        let elsewhere = ("http://other/v1".to_string(), "m".to_string());
+        assert_eq!(fresh.renew(&me(), &[(elsewhere, a.clone(), 1)], t0).adopted, 0, "not the meter it was granted on");
+        assert_eq!(fresh.renew(&me(), &[(key(), a.clone(), 1)], t0).adopted, 1);
+        assert_eq!(grant(&mut fresh, 1, t0 + ttl / 2), None, "the adopted permit counts");
         assert!(grant(&mut fresh, 1, t0 + ttl).is_some(), "and expires like any other");
+        // No adoption on a store with another key, or outside the restart window, or without a restart.
+        let mut stranger = Ledger::keyed(cfg(Some(1), None, None), ttl, [8u8; 32]);
+        stranger.restarted(t0);
+        assert_eq!(stranger.renew(&me(), &[(key(), a.clone(), 1)], t0).refused, 1);
+        let mut late = Ledger::keyed(cfg(Some(1), None, None), ttl, store_key);
+        late.restarted(t0);
+        assert_eq!(late.renew(&me(), &[(key(), a.clone(), 1)], t0 + ttl).refused, 1, "past the window");
+        let mut never = Ledger::keyed(cfg(Some(1), None, None), ttl, store_key);
+        assert_eq!(never.renew(&me(), &[(key(), a.clone(), 1)], t0).refused, 1, "not a restart");
         // Its own expired or released permits, and foreign ones already given back, are not adopted.
-        let mut l = Ledger::new(cfg(Some(1), None, None), ttl);
+        let mut l = Ledger::keyed(cfg(Some(1), None, None), ttl, store_key);
+        l.restarted(t0 - ttl / 2);
         let own = grant(&mut l, 1, t0).unwrap();
-        l.release(&key(), &own, CallResult::Answered, 0, t0);
-        l.release(&key(), "00000000x-7", CallResult::Answered, 0, t0);
-        assert_eq!(l.renew(&[(key(), own, 1), (key(), "00000000x-7".into(), 1)], t0), 0);
+        l.release(&key(), &me(), &own, CallResult::Answered, 0, t0).unwrap();
+        l.release(&key(), &me(), &a, CallResult::Answered, 0, t0).unwrap();
+        let r = l.renew(&me(), &[(key(), own, 1), (key(), a, 1)], t0);
+        assert_eq!(r, Renewed { renewed: 0, adopted: 0, refused: 2 });
         assert!(grant(&mut l, 1, t0).is_some());
         // A restarted ledger is quiet until the renewals are in.
         let mut l = Ledger::new(cfg(Some(1), None, None), ttl);
         l.quiet_until(t0 + Duration::from_secs(1));
-        let t = l.enqueue(&key()).unwrap();
+        let t = l.enqueue(&key(), me(), t0).unwrap();
         assert_eq!(l.try_grant(&key(), t, 1, t0), Decision::Wait(Some(t0 + Duration::from_secs(1))));
         assert!(matches!(l.try_grant(&key(), t, 1, t0 + Duration::from_secs(1)), Decision::Granted { .. }));
+    }
+
+    #[test]
+    fn release_and_renew_of_permits_the_caller_does_not_hold_change_nothing() {
+        let t0 = Instant::now();
+        let mut l = Ledger::new(cfg(Some(8), None, Some(1000)), Duration::from_secs(30));
+        let mine = grant(&mut l, 600, t0).unwrap();
+        let thief = Holder::of("a token holder with no permit");
+        // Ten made-up 429s, and the honest permit's id released by another holder: refused, no change.
+        for i in 0..10 {
+            let made_up = format!("00000000-{i}");
+            let r = l.release(&key(), &thief, &made_up, CallResult::RateLimited, 0, t0);
+            assert_eq!(r, Err(BudgetError::NotHeld(made_up)));
+        }
+        let stolen = l.release(&key(), &thief, &mine, CallResult::RateLimited, 1, t0);
+        assert_eq!(stolen, Err(BudgetError::NotHeld(mine.clone())));
+        let v = &l.views()[0];
+        assert_eq!((v.scale, v.concurrency, v.in_flight), (1.0, Some(8), 1), "{v:?}");
+        assert_eq!(grant(&mut l, 600, t0), None, "the 600 reserved still count against 1000");
+        // 4,096 made-up ids and the honest one, renewed by another holder: none held, none extended.
+        let fake: Vec<_> = (0..4096).map(|i| (key(), format!("deadbeef-{i}-{:032x}", i), 1)).collect();
+        assert_eq!(l.renew(&thief, &fake, t0).refused, 4096);
+        assert_eq!(l.renew(&thief, &[(key(), mine.clone(), 1)], t0).refused, 1);
+        assert_eq!(l.views()[0].in_flight, 1);
+        // A 429 on a permit the caller holds counts; a second release of it is refused.
+        assert_eq!(l.release(&key(), &me(), &mine, CallResult::RateLimited, 0, t0), Ok(true));
+        assert!(l.release(&key(), &me(), &mine, CallResult::RateLimited, 0, t0).is_err());
+        assert_eq!(l.views()[0].concurrency, Some(4));
+    }
+
+    #[test]
+    fn held_permits_are_capped_per_holder_without_blocking_the_line() {
+        let t0 = Instant::now();
+        let mut l = Ledger::new(cfg(None, None, Some(u64::MAX)), Duration::from_secs(30));
+        let greedy = Holder::of("a greedy holder's secret");
+        for _ in 0..MAX_HELD_PER_HOLDER {
+            assert!(grant_to(&mut l, &key(), greedy, 1, t0).is_some());
+        }
+        assert_eq!(l.enqueue(&key(), greedy, t0), Err(BudgetError::HolderFull));
+        assert!(grant(&mut l, 1, t0).is_some(), "another holder is still served");
+    }
+
+    #[test]
+    fn junk_endpoints_make_room_and_never_stop_a_real_one() {
+        let t0 = Instant::now();
+        let mut l = Ledger::new(cfg(Some(4), None, None), Duration::from_secs(30));
+        let junk = Holder::of("a junk-endpoint holder");
+        for i in 0..300 {
+            let k = (format!("http://junk-{i}/v1"), "m".to_string());
+            let p = grant_to(&mut l, &k, junk, 1, t0).unwrap();
+            l.release(&k, &junk, &p, CallResult::Answered, 0, t0).unwrap();
+        }
+        assert_eq!(l.views().len(), MAX_ENDPOINTS);
+        assert!(grant(&mut l, 1, t0).is_some(), "the real endpoint gets a meter and a permit");
+        // Renewals never create meters: made-up ones name 300 endpoints and leave the table as it was.
+        let fake: Vec<_> =
+            (0..300).map(|i| ((format!("http://r-{i}/v1"), "m".to_string()), format!("x-{i}-y"), 1)).collect();
+        assert_eq!(l.renew(&junk, &fake, t0).refused, 300);
+        assert!(l.views().iter().all(|v| !v.endpoint.starts_with("http://r-")));
+    }
+
+    #[test]
+    fn token_sums_saturate_and_two_huge_estimates_are_not_both_granted() {
+        let t0 = Instant::now();
+        let mut l = Ledger::new(cfg(None, None, Some(1000)), Duration::from_secs(30));
+        assert!(grant(&mut l, 1 << 63, t0).is_some(), "one runs alone in its window");
+        assert_eq!(grant(&mut l, 1 << 63, t0), None, "the second waits: the sum does not wrap");
+        assert_eq!(grant(&mut l, u64::MAX, t0), None);
     }
 
     #[tokio::test]
     async fn a_waiting_request_is_granted_on_release_and_gives_up_at_its_deadline() {
         let b = Budget::new(cfg(Some(1), None, None), Duration::from_secs(30));
-        let first = match b.acquire(&key(), 1, Duration::from_secs(1)).await.unwrap() {
+        let first = match b.acquire(&key(), me(), 1, Duration::from_secs(1)).await.unwrap() {
             Acquired::Granted { permit, .. } => permit,
             other => panic!("{other:?}"),
         };
-        let short = b.acquire(&key(), 1, Duration::from_millis(50)).await.unwrap();
+        let short = b.acquire(&key(), me(), 1, Duration::from_millis(50)).await.unwrap();
         assert!(matches!(short, Acquired::NotYet { .. }), "{short:?}");
         let b2 = b.clone();
-        let waiter = tokio::spawn(async move { b2.acquire(&key(), 1, Duration::from_secs(5)).await });
+        let waiter = tokio::spawn(async move { b2.acquire(&key(), me(), 1, Duration::from_secs(5)).await });
         tokio::time::sleep(Duration::from_millis(50)).await;
-        b.release(&key(), &first, CallResult::Answered, 0);
+        b.release(&key(), &me(), &first, CallResult::Answered, 0).unwrap();
         let got = tokio::time::timeout(Duration::from_secs(2), waiter).await.unwrap().unwrap().unwrap();
         assert!(matches!(got, Acquired::Granted { .. }), "{got:?}");
         assert_eq!(b.views()[0].0.waiting, 0, "no ticket left behind");
@@ -776,6 +1153,6 @@ mod tests {
             "{text}"
         );
         let unmetered = Budget::new(BudgetConfig::default(), Duration::from_secs(30));
-        assert_eq!(unmetered.acquire(&key(), 1, Duration::from_secs(1)).await.unwrap(), Acquired::Unmetered);
+        assert_eq!(unmetered.acquire(&key(), me(), 1, Duration::from_secs(1)).await.unwrap(), Acquired::Unmetered);
     }
 }

@@ -1,7 +1,8 @@
 //! The `LlmBudget` gRPC service: the wire edge of [`crate::llm_budget`].
-//! Requests are checked (names bounded, a permit named) and handed to the
-//! [`Budget`]; each Acquire is a span whose `waited_ms` field is the time it
-//! spent in the queue.
+//! Requests are checked (names, holder and permit ids bounded, an estimate
+//! within [`MAX_CALL_TOKENS`]) and handed to the [`Budget`]; each Acquire is a
+//! span whose `waited_ms` field is the time it spent in the queue.
+//! [`status`] is the one place a [`BudgetError`] becomes a `tonic::Status`.
 
 use std::time::Duration;
 
@@ -9,10 +10,14 @@ use skillshift_proto::v1::{self, llm_budget_server::LlmBudget};
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
-use crate::llm_budget::{Acquired, Budget, CallResult, MeterKey, MAX_NAME_BYTES};
+use crate::llm_budget::{Acquired, Budget, BudgetError, CallResult, Holder, MeterKey, MAX_CALL_TOKENS, MAX_NAME_BYTES};
 
 /// Renewals one request may carry.
 const MAX_RENEW: usize = 4096;
+/// Bytes of a holder secret.
+const HOLDER_BYTES: std::ops::RangeInclusive<usize> = 16..=128;
+/// Bytes of a permit id.
+const MAX_PERMIT_BYTES: usize = 64;
 
 pub struct BudgetService {
     pub budget: Budget,
@@ -30,6 +35,49 @@ fn key(endpoint: String, model: String) -> Result<MeterKey, Status> {
     Ok((endpoint, model))
 }
 
+fn holder(what: &str, secret: &str) -> Result<Holder, Status> {
+    if !HOLDER_BYTES.contains(&secret.len()) {
+        return Err(Status::invalid_argument(format!(
+            "llm permit {what}: holder must have {} to {} bytes, found {}",
+            HOLDER_BYTES.start(),
+            HOLDER_BYTES.end(),
+            secret.len()
+        )));
+    }
+    Ok(Holder::of(secret))
+}
+
+fn permit_id(what: &str, permit: &str) -> Result<(), Status> {
+    if permit.is_empty() || permit.len() > MAX_PERMIT_BYTES {
+        return Err(Status::invalid_argument(format!(
+            "llm permit {what}: a permit id must have 1 to {MAX_PERMIT_BYTES} bytes, found {}",
+            permit.len()
+        )));
+    }
+    Ok(())
+}
+
+fn tokens(what: &str, field: &str, n: u64) -> Result<u64, Status> {
+    if n > MAX_CALL_TOKENS {
+        return Err(Status::invalid_argument(format!(
+            "llm permit {what}: {field} is {n}, more than one call may use ({MAX_CALL_TOKENS})"
+        )));
+    }
+    Ok(n)
+}
+
+/// The status of a refusal.
+fn status(e: BudgetError) -> Status {
+    let m = e.to_string();
+    match e {
+        BudgetError::NotHeld(_) => Status::failed_precondition(m),
+        BudgetError::HolderFull | BudgetError::LedgerFull | BudgetError::TooManyEndpoints => {
+            Status::resource_exhausted(m)
+        }
+        BudgetError::Poisoned => Status::internal(m),
+    }
+}
+
 #[tonic::async_trait]
 impl LlmBudget for BudgetService {
     async fn acquire(&self, req: Request<v1::LlmPermitRequest>) -> Result<Response<v1::LlmPermitReply>, Status> {
@@ -40,14 +88,16 @@ impl LlmBudget for BudgetService {
         }
         let worker: String = r.worker.chars().take(64).collect();
         let key = key(r.endpoint, r.model)?;
+        let holder = holder("request", &r.holder)?;
+        let tokens = tokens("request", "tokens", r.tokens)?;
         let span = tracing::info_span!("llm.permit", endpoint = %key.0, model = %key.1, %worker,
             waited_ms = tracing::field::Empty, granted = tracing::field::Empty);
         let got = self
             .budget
-            .acquire(&key, r.tokens, Duration::from_millis(r.wait_ms))
+            .acquire(&key, holder, tokens, Duration::from_millis(r.wait_ms))
             .instrument(span.clone())
             .await
-            .map_err(Status::internal)?;
+            .map_err(status)?;
         let reply = match got {
             Acquired::Unmetered => v1::LlmPermitReply { metered: false, renew_ms, ..Default::default() },
             Acquired::Granted { permit, waited, limit } => {
@@ -72,7 +122,7 @@ impl LlmBudget for BudgetService {
     async fn renew(&self, req: Request<v1::LlmPermitRenew>) -> Result<Response<v1::LlmPermitRenewReply>, Status> {
         let r = req.into_inner();
         if !self.budget.config().is_metered() {
-            return Ok(Response::new(v1::LlmPermitRenewReply { adopted: 0 }));
+            return Ok(Response::new(v1::LlmPermitRenewReply { adopted: 0, refused: 0 }));
         }
         if r.held.len() > MAX_RENEW {
             return Err(Status::invalid_argument(format!(
@@ -80,15 +130,17 @@ impl LlmBudget for BudgetService {
                 r.held.len()
             )));
         }
+        let holder = holder("renewal", &r.holder)?;
         let mut held = Vec::with_capacity(r.held.len());
         for h in r.held {
-            if h.permit.is_empty() || h.permit.len() > 64 {
-                return Err(Status::invalid_argument("llm permit renewal: a permit id must have 1 to 64 bytes"));
-            }
+            permit_id("renewal", &h.permit)?;
             held.push((key(h.endpoint, h.model)?, h.permit, h.tokens));
         }
-        let adopted = self.budget.renew(&held) as u32;
-        Ok(Response::new(v1::LlmPermitRenewReply { adopted }))
+        let done = self.budget.renew(&holder, &held).map_err(status)?;
+        Ok(Response::new(v1::LlmPermitRenewReply {
+            adopted: done.adopted.min(u32::MAX as usize) as u32,
+            refused: done.refused.min(u32::MAX as usize) as u32,
+        }))
     }
 
     async fn release(&self, req: Request<v1::LlmPermitRelease>) -> Result<Response<v1::LlmPermitReleaseReply>, Status> {
@@ -102,14 +154,14 @@ impl LlmBudget for BudgetService {
             Ok(v1::LlmCallResult::NoAnswer) => CallResult::NoAnswer,
             _ => return Err(Status::invalid_argument(format!("llm permit release: unknown result {}", r.result))),
         };
-        if r.permit.is_empty() || r.permit.len() > 64 {
-            return Err(Status::invalid_argument("llm permit release: a permit id must have 1 to 64 bytes"));
-        }
+        permit_id("release", &r.permit)?;
         let key = key(r.endpoint, r.model)?;
-        if result == CallResult::RateLimited {
+        let holder = holder("release", &r.holder)?;
+        let used = tokens("release", "tokens_used", r.tokens_used)?;
+        let decreased = self.budget.release(&key, &holder, &r.permit, result, used).map_err(status)?;
+        if decreased {
             tracing::warn!(endpoint = %key.0, model = %key.1, "llm endpoint answered 429; shrinking the shared limit");
         }
-        self.budget.release(&key, &r.permit, result, r.tokens_used);
         Ok(Response::new(v1::LlmPermitReleaseReply {}))
     }
 }

@@ -200,7 +200,14 @@ pub async fn start_with_pages(
     .max_decoding_message_size(limits.max_message_bytes)
     .max_encoding_message_size(limits.max_message_bytes);
     let control_svc = InterceptedService::new(control_svc, check.clone());
-    let budget = Budget::new(config.llm_budget, config.lease_ttl);
+    // Permit ids are tagged with the store's key, so a restart can check the ones workers renew.
+    let budget = match store.llm_permit_key() {
+        Ok(key) => Budget::keyed(config.llm_budget, config.lease_ttl, key),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot keep the llm permit key; permits granted before a restart will not be adopted");
+            Budget::new(config.llm_budget, config.lease_ttl)
+        }
+    };
     // A store with sweeps or workers in it: a restart, and workers may hold permits this process must learn first.
     let budget = if unfinished > 0 || registered > 0 { budget.restarted() } else { budget };
     let budget_svc = InterceptedService::new(LlmBudgetServer::new(BudgetService { budget: budget.clone() }), check);

@@ -14,6 +14,9 @@
 //! * `trajectories`: (sweep, unit, attempt) -> the attempt's trajectory, its
 //!   JSON zstd-compressed (`docs/formats.md`, trajectories);
 //! * `screenshots`: SHA-256 (hex) -> PNG, stored once however many steps name it.
+//! * `llm_budget`: `permit_key` -> the 32 random bytes that tag LLM permit ids
+//!   (`crate::llm_budget`), so a restarted coordinator can tell its
+//!   predecessors' permits from made-up ones.
 //!
 //! Keys are `sweep id, 0x00, unit (u32 BE), attempt (u32 BE)`, so a prefix scan
 //! yields a sweep's rows in (unit, attempt) order: export is deterministic and,
@@ -545,6 +548,23 @@ impl Store {
             out.push(SweepRows { meta, units, attempts, records });
         }
         Ok(out)
+    }
+
+    /// The key that tags LLM permit ids: drawn once and kept (flushed before it is used), so every
+    /// coordinator on this store tags permits alike.
+    pub fn llm_permit_key(&self) -> Result<[u8; 32], StoreError> {
+        let tree = self.db.open_tree("llm_budget")?;
+        if let Some(v) = tree.get(b"permit_key")? {
+            if let Ok(key) = <[u8; 32]>::try_from(v.as_ref()) {
+                return Ok(key);
+            }
+        }
+        self.check_writable()?;
+        let key: [u8; 32] = rand::random();
+        self.faults.write()?;
+        tree.insert(b"permit_key", key.to_vec())?;
+        self.db.flush()?;
+        Ok(key)
     }
 
     /// Every registered worker (for the restart reload).

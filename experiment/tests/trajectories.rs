@@ -201,6 +201,7 @@ impl Executor for BigPage {
                 duration_ms: 1,
                 screenshot: None,
                 reported_skills: Vec::new(),
+                dialogs: Vec::new(),
             });
             (r, Some(Blob { trajectory: t, screenshots: BTreeMap::new() }))
         })

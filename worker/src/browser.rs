@@ -661,7 +661,9 @@ impl Session {
         let caps = json!({
             "browserName": "chrome",
             "pageLoadStrategy": "normal",
-            "unhandledPromptBehavior": "accept",
+            // WebArena's rule for JavaScript dialogs, where chromedriver meets one first: dismissed (the
+            // DevTools reader answers them itself, crate::cdp; navigations accept `beforeunload`).
+            "unhandledPromptBehavior": "dismiss",
             "timeouts": {"pageLoad": cfg.nav_timeout.as_millis() as u64, "script": cfg.call_timeout.as_millis() as u64, "implicit": 0},
             "goog:chromeOptions": {"debuggerAddress": address},
         });
@@ -998,6 +1000,13 @@ impl Session {
                 t.insert(origin.ascii_serialization());
             }
         }
+    }
+
+    /// The JavaScript dialogs this browser's pages opened since the last call, each answered at once by
+    /// WebArena's rule ([`crate::cdp`]), and how many more were answered but not noted. None through
+    /// chromedriver's relay, which answers them itself (dismissed).
+    pub fn take_dialogs(&self) -> (Vec<crate::cdp::Dialog>, u64) {
+        self.devtools.as_ref().map(|c| c.take_dialogs()).unwrap_or_default()
     }
 
     /// Sends one DevTools command and returns its result object.

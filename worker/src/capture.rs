@@ -19,8 +19,8 @@ use skillshift_common::evaluate::Scored;
 use skillshift_common::failure;
 use skillshift_common::skills::Step as SkillStep;
 use skillshift_common::trajectory::{
-    redact, screenshot_name, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy, SkillCall,
-    SkillSubStep, Step, Trajectory,
+    redact, screenshot_name, DialogNote, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy,
+    SkillCall, SkillSubStep, Step, Trajectory,
 };
 use skillshift_common::{AttemptSpec, Outcome, Record};
 
@@ -176,6 +176,7 @@ impl Capture {
             duration_ms: 0,
             screenshot: None,
             reported_skills: Vec::new(),
+            dialogs: Vec::new(),
         });
     }
 
@@ -228,6 +229,16 @@ impl Capture {
     pub fn reported(&mut self, name: &str, ok: bool, error: Option<&str>) {
         if let Some(step) = self.trajectory.steps.last_mut() {
             step.reported_skills.push(ReportedSkill { name: clip(name), ok, error: error.map(clip) });
+        }
+    }
+
+    /// JavaScript dialogs the page opened during the last step (answered by WebArena's rule, crate::cdp),
+    /// their messages clipped like evidence.
+    pub fn dialogs(&mut self, dialogs: Vec<crate::cdp::Dialog>) {
+        let Some(step) = self.trajectory.steps.last_mut() else { return };
+        for d in dialogs {
+            let action = if d.accepted { "accepted" } else { "dismissed" };
+            step.dialogs.push(DialogNote { kind: d.kind, message: clip(&d.message), action: action.into() });
         }
     }
 

@@ -9,6 +9,14 @@
 //! has a deadline; when the socket closes, every waiting call fails at once.
 //! `docs/performance.md` says why this is a small multiplexer over
 //! tokio-tungstenite rather than a full CDP crate.
+//!
+//! A JavaScript dialog (`alert`, `confirm`, `prompt`, `beforeunload`) stops
+//! its page's script, and every call into the page with it, until it is
+//! answered; so the reader answers it the moment `Page.javascriptDialogOpening`
+//! arrives, without waiting for anyone, by WebArena's rule (its Playwright
+//! environment registers no dialog listener, and Playwright then accepts
+//! `beforeunload` and dismisses the rest), and notes it for the attempt's
+//! trajectory ([`Connection::take_dialogs`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +40,33 @@ const MAX_MESSAGE: usize = 256 << 20;
 const OUTBOX: usize = 256;
 /// Events buffered per subscriber; later ones are dropped (a subscriber re-checks the page anyway).
 const EVENT_BUFFER: usize = 512;
+/// Dialogs noted and not yet taken; later ones are still answered, and only counted.
+const MAX_DIALOGS: usize = 32;
+/// Characters of a dialog's message kept in its note.
+const MAX_DIALOG_CHARS: usize = 500;
+
+/// A JavaScript dialog a page opened, and how it was answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dialog {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// Its message, at most [`MAX_DIALOG_CHARS`] characters.
+    pub message: String,
+    /// True when accepted (`beforeunload`), false when dismissed.
+    pub accepted: bool,
+}
+
+/// WebArena's answer to a dialog of `kind`: Playwright's with no dialog listener.
+pub fn accepts(kind: &str) -> bool {
+    kind == "beforeunload"
+}
+
+#[derive(Default)]
+struct DialogLog {
+    noted: Vec<Dialog>,
+    /// Answered but not noted ([`MAX_DIALOGS`] were waiting to be taken).
+    unnoted: u64,
+}
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CallError {
@@ -97,6 +132,9 @@ struct Shared {
     /// Subscriber id -> its listener.
     listeners: Mutex<HashMap<u64, Listener>>,
     lost: Mutex<Option<String>>,
+    /// The outgoing queue, for answers the reader sends by itself (dialogs).
+    out: mpsc::Sender<Value>,
+    dialogs: Mutex<DialogLog>,
 }
 
 impl Shared {
@@ -234,14 +272,25 @@ impl Connection {
 
     #[allow(clippy::type_complexity)]
     fn parts() -> (Arc<Shared>, mpsc::Sender<Value>, mpsc::Receiver<Value>, skillshift_tasks::TaskCenter) {
+        let (out, rx) = mpsc::channel::<Value>(OUTBOX);
         let shared = Arc::new(Shared {
             next: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             listeners: Mutex::new(HashMap::new()),
             lost: Mutex::new(None),
+            out: out.clone(),
+            dialogs: Mutex::new(DialogLog::default()),
         });
-        let (out, rx) = mpsc::channel::<Value>(OUTBOX);
         (shared, out, rx, skillshift_tasks::TaskCenter::new("devtools"))
+    }
+
+    /// The dialogs answered since the last call (oldest first), and how many more were answered but not
+    /// noted.
+    pub fn take_dialogs(&self) -> (Vec<Dialog>, u64) {
+        match self.shared.dialogs.lock() {
+            Ok(mut d) => (std::mem::take(&mut d.noted), std::mem::take(&mut d.unnoted)),
+            Err(_) => (Vec::new(), 0),
+        }
     }
 
     /// What carries the messages: `pipe` (CBOR) or `websocket` (JSON).
@@ -372,13 +421,45 @@ fn deliver(shared: &Shared, m: Routed) {
         return;
     }
     let Some(method) = m.method else { return };
-    let Ok(listeners) = shared.listeners.lock() else { return };
     let mut params = None;
+    if method == "Page.javascriptDialogOpening" {
+        let p =
+            params.get_or_insert_with(|| m.params.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null));
+        answer_dialog(shared, m.session_id.as_deref(), p);
+    }
+    let Ok(listeners) = shared.listeners.lock() else { return };
     for (session, tx) in listeners.values() {
         if session.as_deref() == m.session_id.as_deref() {
             let p = params
                 .get_or_insert_with(|| m.params.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null));
             let _ = tx.try_send(Event { method: method.clone(), params: p.clone() });
+        }
+    }
+}
+
+/// Answers the dialog an event announces, at once and by [`accepts`], and notes it.
+fn answer_dialog(shared: &Shared, session: Option<&str>, params: &Value) {
+    let kind = params.get("type").and_then(Value::as_str).unwrap_or("alert").to_string();
+    let accepted = accepts(&kind);
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    let mut msg = json!({"id": id, "method": "Page.handleJavaScriptDialog", "params": {"accept": accepted}});
+    if let Some(s) = session {
+        msg["sessionId"] = json!(s);
+    }
+    // Nobody waits for the answer (an unknown id is dropped); a full queue leaves the dialog to the
+    // caller's deadline.
+    if shared.out.try_send(msg).is_err() {
+        tracing::warn!(%kind, "cannot answer a javascript dialog: the devtools queue is full");
+        return;
+    }
+    let message: String =
+        params.get("message").and_then(Value::as_str).unwrap_or_default().chars().take(MAX_DIALOG_CHARS).collect();
+    tracing::debug!(%kind, %message, accepted, "answered a javascript dialog");
+    if let Ok(mut log) = shared.dialogs.lock() {
+        if log.noted.len() < MAX_DIALOGS {
+            log.noted.push(Dialog { kind, message, accepted });
+        } else {
+            log.unnoted = log.unnoted.saturating_add(1);
         }
     }
 }

@@ -7,7 +7,9 @@
 //!   `LlmBudget` service, the permits this process holds, and a task that
 //!   renews them (a permit not renewed within the lease TTL expires, which is
 //!   how a lost worker's permits come back; a restarted coordinator adopts the
-//!   renewed ones it does not know).
+//!   renewed ones its predecessor granted). Each gate draws a random holder
+//!   secret and sends it with every request: the coordinator binds a permit
+//!   to it, so no other client can release or renew this process's permits.
 //! * [`install`] makes a gate the process's; [`acquire`] asks it, or, with no
 //!   gate installed (a `run` of one attempt, a test), grants at once.
 //! * [`Permit`]: held for one HTTP call; [`Permit::release`] (or dropping it,
@@ -37,6 +39,8 @@ pub const UNMETERED_RECHECK: Duration = Duration::from_secs(30);
 /// Backoff between Acquires that found no coordinator.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// Tokens one call may reserve or report (the coordinator refuses more; `LlmPermitRequest.tokens`).
+pub const MAX_CALL_TOKENS: u64 = 1 << 24;
 /// Renewal period until the coordinator has said its own (short, so the first permit is renewed in time
 /// under any TTL; with nothing held a renewal sends nothing).
 const DEFAULT_RENEW: Duration = Duration::from_millis(200);
@@ -82,15 +86,18 @@ pub struct PermitGate {
     url: String,
     client: Client,
     worker: String,
+    /// The secret that binds this process's permits to it (128 random bits, hex).
+    holder: String,
     // A std Mutex: held only to read or update the map and two fields, never across an await.
     state: Mutex<GateState>,
     tasks: TaskCenter,
 }
 
-/// The tokens a call may use: its prompt at about four characters a token, plus its output ceiling.
+/// The tokens a call may use: its prompt at about four characters a token, plus its output ceiling, at
+/// most [`MAX_CALL_TOKENS`].
 pub fn estimate_tokens(messages: &[ChatMessage], max_tokens: Option<u32>) -> u64 {
-    let chars: usize = messages.iter().map(|m| m.content.len() + m.role.len()).sum();
-    (chars as u64).div_ceil(4) + u64::from(max_tokens.unwrap_or(1024))
+    let chars = messages.iter().fold(0u64, |n, m| n.saturating_add((m.content.len() + m.role.len()) as u64));
+    chars.div_ceil(4).saturating_add(u64::from(max_tokens.unwrap_or(1024))).min(MAX_CALL_TOKENS)
 }
 
 impl PermitGate {
@@ -107,6 +114,7 @@ impl PermitGate {
             url: url.to_string(),
             client,
             worker: worker.to_string(),
+            holder: format!("{:032x}", rand::random::<u128>()),
             state: Mutex::new(GateState { held: HashMap::new(), unmetered_until: None, renew_every: DEFAULT_RENEW }),
             tasks: TaskCenter::new(format!("llm permits {url}")),
         });
@@ -154,9 +162,10 @@ impl PermitGate {
             let mut req = tonic::Request::new(v1::LlmPermitRequest {
                 endpoint: endpoint.to_string(),
                 model: model.to_string(),
-                tokens,
+                tokens: tokens.min(MAX_CALL_TOKENS),
                 worker: self.worker.clone(),
                 wait_ms: WAIT.as_millis() as u64,
+                holder: self.holder.clone(),
             });
             req.set_timeout(WAIT + Duration::from_secs(5));
             match self.client.clone().acquire(req).await {
@@ -208,14 +217,15 @@ impl PermitGate {
         if tokio::runtime::Handle::try_current().is_err() {
             return; // no runtime to send it from: it expires after the lease TTL
         }
-        let client = self.client.clone();
+        let (client, holder) = (self.client.clone(), self.holder.clone());
         self.tasks.spawn("llm-permit-release", move |_| async move {
             let mut req = tonic::Request::new(v1::LlmPermitRelease {
                 permit,
                 endpoint: held.endpoint,
                 model: held.model,
                 result: v1::LlmCallResult::from(result) as i32,
-                tokens_used,
+                tokens_used: tokens_used.min(MAX_CALL_TOKENS),
+                holder,
             });
             req.set_timeout(Duration::from_secs(5));
             // A release that does not arrive is an expiry after the lease TTL.
@@ -242,10 +252,16 @@ impl PermitGate {
         if held.is_empty() {
             return;
         }
-        let mut req = tonic::Request::new(v1::LlmPermitRenew { held, worker: self.worker.clone() });
+        let mut req =
+            tonic::Request::new(v1::LlmPermitRenew { held, worker: self.worker.clone(), holder: self.holder.clone() });
         req.set_timeout(Duration::from_secs(5));
-        if let Err(e) = self.client.clone().renew(req).await {
-            tracing::debug!(error = %e.message(), "llm permit renewal failed");
+        match self.client.clone().renew(req).await {
+            Ok(r) if r.get_ref().refused > 0 => {
+                // Expired here (renewals were late) or made up: the coordinator counts them no more.
+                tracing::debug!(refused = r.get_ref().refused, "the coordinator no longer counts some llm permits");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e.message(), "llm permit renewal failed"),
         }
     }
 }

@@ -211,6 +211,19 @@ pub struct Finished {
     pub screenshots_taken: u32,
 }
 
+/// Puts the JavaScript dialogs answered during the step into its trajectory step, and says so.
+fn note_dialogs(session: &Session, p: &mut Progress) {
+    let (dialogs, unnoted) = session.take_dialogs();
+    for d in &dialogs {
+        let done = if d.accepted { "accepted" } else { "dismissed" };
+        p.emit(Event::Note(format!("{} dialog {:?} {done}", d.kind, d.message)));
+    }
+    if unnoted > 0 {
+        tracing::warn!(unnoted, "a page opened more javascript dialogs in one step than are kept; all were answered");
+    }
+    p.capture.dialogs(dialogs);
+}
+
 /// Runs one attempt to its record.
 pub async fn run_attempt(
     ctx: &RunContext,
@@ -392,6 +405,8 @@ async fn drive(
 ) -> End {
     let uid = spec.uid;
     let sites = ctx.sites.as_ref();
+    // Dialogs of the browser's previous attempt are not this one's.
+    session.take_dialogs();
     session.set_locator_grace(sites.locator_grace(uid.site, uid.version));
     p.capture.secrets(Capture::login_secrets(&sites.login_steps(uid.site, uid.version)));
     // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
@@ -547,6 +562,7 @@ async fn drive(
                 p.emit(Event::Step { step, url: snap.url.clone(), action: format!("stop [{answer}]"), error: None });
                 spans::record_step(&step_span, &format!("stop [{answer}]"), None);
                 p.capture.action(format!("stop [{answer}]"));
+                note_dialogs(session, p);
                 p.answer = Some(answer);
                 stopped = true;
                 break;
@@ -563,6 +579,7 @@ async fn drive(
                 };
                 p.emit(Event::Step { step, url: snap.url.clone(), action: action.to_string(), error: error.clone() });
                 p.capture.action(action.to_string());
+                note_dialogs(session, p);
                 if let Some(m) = &error {
                     spans::record_error(&act_span, m);
                 }
@@ -594,6 +611,7 @@ async fn drive(
                         });
                         spans::record_step(&step_span, &format!("skill {name}"), Some(&m));
                         p.capture.action(format!("skill {name}"));
+                        note_dialogs(session, p);
                         last_error = Some(m);
                         continue;
                     }
@@ -613,6 +631,7 @@ async fn drive(
                     Err(e) => (false, Some(e), None),
                 };
                 p.capture.skill(capture::skill_call(&name, &args, &bound, ok, error.as_deref(), steps_done));
+                note_dialogs(session, p);
                 p.recorder.record(SkillEvent { step, name: name.clone(), ok, error: error.clone(), reported: false });
                 spans::record_skill(&skill_span, ok, error.as_deref());
                 spans::record_step(&step_span, &format!("skill {name}"), error.as_deref());

@@ -59,6 +59,7 @@ fn step(n: u32, observation: &str) -> Step {
         duration_ms: 40,
         screenshot: None,
         reported_skills: Vec::new(),
+        dialogs: Vec::new(),
     }
 }
 

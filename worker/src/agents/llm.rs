@@ -542,7 +542,10 @@ impl ChatModel for OpenAiClient {
 fn permit_result(t: &Try) -> (crate::llm_permit::CallResult, u64) {
     use crate::llm_permit::CallResult;
     match t {
-        Try::Done(r) => (CallResult::Answered, r.usage.as_ref().map_or(0, |u| u.prompt_tokens + u.completion_tokens)),
+        // The endpoint's counts are network data: their sum saturates (the gate caps what it reports).
+        Try::Done(r) => {
+            (CallResult::Answered, r.usage.as_ref().map_or(0, |u| u.prompt_tokens.saturating_add(u.completion_tokens)))
+        }
         Try::Retry { status: Some(429), .. } => (CallResult::RateLimited, 0),
         Try::Retry { status: Some(_), .. } | Try::Fail(_) => (CallResult::Answered, 0),
         Try::Retry { status: None, .. } => (CallResult::NoAnswer, 0),

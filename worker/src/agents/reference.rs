@@ -116,8 +116,9 @@ impl ReferenceAgent {
         let completion = self.model.complete(messages).await.map_err(llm_error)?;
         let info = completion.info;
         self.usage.llm_calls += 1;
-        self.usage.tokens_in += info.tokens_in;
-        self.usage.tokens_out += info.tokens_out;
+        // The endpoint's counts are network data: sums saturate.
+        self.usage.tokens_in = self.usage.tokens_in.saturating_add(info.tokens_in);
+        self.usage.tokens_out = self.usage.tokens_out.saturating_add(info.tokens_out);
         match info.cost_usd {
             Some(c) if self.cost_known => self.usage.cost_usd = Some(self.usage.cost_usd.unwrap_or(0.0) + c),
             _ => {
@@ -133,9 +134,9 @@ impl ReferenceAgent {
         let merged = self.step_llm.get_or_insert_with(LlmCall::default);
         merged.model = info.response_model.clone().unwrap_or_else(|| info.request_model.clone());
         merged.reply = completion.content.clone();
-        merged.tokens_in += info.tokens_in;
-        merged.tokens_out += info.tokens_out;
-        merged.latency_ms += info.latency.as_millis() as u64;
+        merged.tokens_in = merged.tokens_in.saturating_add(info.tokens_in);
+        merged.tokens_out = merged.tokens_out.saturating_add(info.tokens_out);
+        merged.latency_ms = merged.latency_ms.saturating_add(info.latency.as_millis() as u64);
         self.calls.push(info);
         Ok(completion.content)
     }
