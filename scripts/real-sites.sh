@@ -25,7 +25,8 @@ HOST="${REAL_SITES_HOST:-127.0.0.1}"
 V1_PORT="${REAL_WP_V1_PORT:-9480}"
 V2_PORT="${REAL_WP_V2_PORT:-9482}"
 WORKERS="${REAL_WP_WORKERS:-4}"
-PACKAGES=(wordpress wordpress-theme-twentytwentyone wordpress-theme-twentytwentythree mariadb-server mariadb-client php-cli php-mysql)
+# Debian packages, one per line (scripts/install-deps.sh installs the same list with the tests' others).
+mapfile -t PACKAGES < "$HERE/packages"
 WP_ROOT=/usr/share/wordpress
 MYSQL_SOCK=/run/mysqld/mysqld.sock
 

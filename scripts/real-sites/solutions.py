@@ -4,7 +4,10 @@
 The same tasks as the fixture's (data/tasks/wordpress.v{1,2}.json), worked through the real
 application's screens: v1 is the classic-editor instance, v2 the block editor as shipped. Each
 template's steps are written once here, from the accessibility tree Chromium shows on the real pages,
-and instantiated with the task's instantiation_dict. Writes data/solutions/real/wordpress.v{1,2}.json.
+and instantiated with the task's instantiation_dict. Writes data/solutions/real/wordpress.v{1,2}.json,
+and data/skills/real-wordpress.json: the same steps of v1 (the source version) with `{{param}}` in
+place of the values, one skill per template, what a skill learner on the real source instance would
+keep (the `skills` agent's library for `local --real-sites`).
 
     python3 scripts/real-sites/solutions.py [--check]   # --check: fail if the files differ
 """
@@ -184,20 +187,50 @@ def solution(version, template, d):
     raise SystemExit(f"no real solution for template {template}")
 
 
+SKILL_NAMES = [
+    "post_author", "post_comment_count", "user_email", "user_role", "category_count", "commenter_count",
+    "publish_post", "rename_post", "tag_post", "approve_comment", "trash_post", "quick_draft",
+    "user_set_role", "site_title", "open_editor", "category_archive", "appearance_screen", "open_user",
+    "view_post",
+]
+
+
+def library(tasks):
+    skills = {}
+    for task in tasks:
+        template = task["intent_template_id"]
+        if template in skills:
+            continue
+        params = list(task["instantiation_dict"])
+        steps = solution("v1", template, {k: "{{" + k + "}}" for k in params})
+        skills[template] = {
+            "name": f"wordpress_{SKILL_NAMES[template]}",
+            "site": "wordpress",
+            "params": params,
+            "description": task["intent_template"],
+            "steps": steps,
+        }
+    return {"schema": "skillshift.skills/1", "method": "real-wordpress", "skills": [skills[k] for k in sorted(skills)]}
+
+
 def main():
     check = "--check" in sys.argv[1:]
     stale = []
+    outputs = []
     for version in ("v1", "v2"):
         tasks = json.loads((ROOT / f"data/tasks/wordpress.{version}.json").read_text())
         out = [solution(version, task["intent_template_id"], task["instantiation_dict"]) for task in tasks]
-        path = ROOT / f"data/solutions/real/wordpress.{version}.json"
+        outputs.append((ROOT / f"data/solutions/real/wordpress.{version}.json", out))
+        if version == "v1":
+            outputs.append((ROOT / "data/skills/real-wordpress.json", library(tasks)))
+    for path, out in outputs:
         text = json.dumps(out, indent=1, ensure_ascii=False) + "\n"
         if check:
             if not path.exists() or path.read_text() != text:
                 stale.append(str(path))
         else:
             path.write_text(text)
-            print(f"{path}: {len(out)} solutions", file=sys.stderr)
+            print(f"wrote {path}", file=sys.stderr)
     if stale:
         raise SystemExit(f"stale, run scripts/real-sites/solutions.py: {', '.join(stale)}")
 
