@@ -186,6 +186,8 @@ pub async fn start_with_pages(
         tasks: serving.clone(),
         limits: limits.clone(),
         sessions: Arc::new(Semaphore::new(limits.max_sessions)),
+        decodes: Arc::new(Semaphore::new(limits.max_concurrent_decodes)),
+        store: store.clone(),
     })
     .max_decoding_message_size(limits.max_message_bytes)
     .max_encoding_message_size(limits.max_message_bytes);

@@ -8,9 +8,14 @@
 //!   own (`report` prints the same numbers).
 //! * `GET /api/attempts?sweep&treatment&site&condition[&outcome][&category]`:
 //!   one cell's attempts, filtered.
-//! * `GET /api/attempt?sweep&treatment&uid&condition&rep&attempt`: one
+//! * `GET /api/attempt?sweep&treatment&uid&condition&rep&attempt[&from]`: one
 //!   attempt's record and trajectory, with the observation lines each step's
-//!   perturbations touched.
+//!   perturbations touched. Steps come in pages ([`page_of`]): from step index
+//!   `from` (0 when absent), as many as fit in [`MAX_PAGE_BYTES`] of JSON,
+//!   every string of a step clipped to [`MAX_FIELD_BYTES`]; `steps_total`,
+//!   `steps_from` and `steps_next` (`null` on the last page) say where the
+//!   page is. A source reads a trajectory only within
+//!   [`MAX_TRAJECTORY_JSON_BYTES`], at most [`MAX_TRAJECTORY_READS`] at once.
 //! * `GET /api/pair?sweep&site&task&rep&lt&lc&rt&rc`: one unit (a family and a
 //!   rep) under two (treatment, condition) sides, each side its unit-outcome
 //!   attempt: src against tgt-exec, or one treatment against another.
@@ -43,6 +48,19 @@ use crate::source::{Source, SourceError};
 
 /// The source every handler reads.
 pub type Shared = Arc<dyn Source>;
+
+/// The most of a trajectory's JSON a source reads for one request: the
+/// coordinator's bound on an upload (16 MiB). A larger one (stored before that
+/// bound) is refused with `422`, naming the bound; `sweep export` writes it whole.
+pub const MAX_TRAJECTORY_JSON_BYTES: usize = skillshift_common::blob::MAX_TRAJECTORY_JSON_BYTES;
+/// Trajectories read and paged at once, by all requests together; the next waits its turn.
+pub const MAX_TRAJECTORY_READS: usize = 2;
+/// The steps of one answer: at most 4 MiB of their JSON (a step alone past it is replaced by a note).
+pub const MAX_PAGE_BYTES: usize = 4 << 20;
+/// The bytes of one string of a step shown (an observation, an LLM reply, ...): 256 KiB, then a note.
+pub const MAX_FIELD_BYTES: usize = 256 << 10;
+
+static TRAJECTORY_READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_TRAJECTORY_READS);
 
 /// An answer that is not the expected JSON.
 #[derive(Debug)]
@@ -255,24 +273,89 @@ pub struct AttemptQuery {
     condition: String,
     rep: u32,
     attempt: u32,
+    /// The index of the first step to answer (0-based).
+    from: Option<usize>,
 }
 
-/// One attempt for the page: its record, its trajectory and, per step, the
-/// observation lines to mark and the failing sub-step of a skill.
-async fn attempt_view(src: &Shared, sweep: &str, r: &Record) -> Result<Value, ApiError> {
+/// `s` cut to at most `max` bytes (at a character boundary), with a note saying how much was cut.
+fn clip_field(s: &mut String, max: usize) {
+    if s.len() <= max {
+        return;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = s.len() - end;
+    s.truncate(end);
+    s.push_str(&format!("\n[{cut} more bytes not shown: the viewer shows {max} bytes of one field]"));
+}
+
+fn clip_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => clip_field(s, MAX_FIELD_BYTES),
+        Value::Array(a) => a.iter_mut().for_each(clip_strings),
+        Value::Object(o) => o.values_mut().for_each(clip_strings),
+        _ => {}
+    }
+}
+
+/// One page of steps: from index `from`, each as JSON with its strings
+/// clipped, while their JSON stays within [`MAX_PAGE_BYTES`] (a step alone past
+/// it becomes a note, so a page always moves on); with each step's marked
+/// observation lines and failing sub-step. The next page's first index, if any.
+pub fn page_of(t: &Trajectory, from: usize) -> (Vec<Value>, Vec<Vec<usize>>, Vec<Option<usize>>, Option<usize>) {
+    let (mut steps, mut marks, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut used = 0usize;
+    for (i, s) in t.steps.iter().enumerate().skip(from) {
+        let mut v = serde_json::to_value(s).unwrap_or_else(|e| json!({"step": s.step, "error": e.to_string()}));
+        clip_strings(&mut v);
+        let mut len = serde_json::to_vec(&v).map_or(0, |b| b.len());
+        if len > MAX_PAGE_BYTES {
+            v = json!({"step": s.step, "url": "", "title": "", "observation": format!(
+                "[step {} is {len} bytes of JSON, past the {MAX_PAGE_BYTES} bytes the viewer answers at once]", s.step
+            ), "perturbations": [], "duration_ms": s.duration_ms, "screenshot": null});
+            len = 256;
+        }
+        if !steps.is_empty() && used + len > MAX_PAGE_BYTES {
+            return (steps, marks, failed, Some(i));
+        }
+        used += len;
+        steps.push(v);
+        marks.push(perturbed_lines(&s.observation, &s.perturbations));
+        failed.push(s.skill.as_ref().and_then(|k| k.failed_step()));
+    }
+    (steps, marks, failed, None)
+}
+
+/// One attempt for the page: its record, one page of its trajectory's steps
+/// from `from` and, per step, the observation lines to mark and the failing
+/// sub-step of a skill.
+async fn attempt_view(src: &Shared, sweep: &str, r: &Record, from: usize) -> Result<Value, ApiError> {
+    let read = TRAJECTORY_READS
+        .acquire()
+        .await
+        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "the viewer is stopping".into()))?;
     let t: Option<Trajectory> = src.trajectory(sweep, r).await?;
-    let marks: Vec<Vec<usize>> = t
-        .as_ref()
-        .map(|t| t.steps.iter().map(|s| perturbed_lines(&s.observation, &s.perturbations)).collect())
-        .unwrap_or_default();
-    let failed: Vec<Option<usize>> = t
-        .as_ref()
-        .map(|t| t.steps.iter().map(|s| s.skill.as_ref().and_then(|k| k.failed_step())).collect())
-        .unwrap_or_default();
-    Ok(json!({
-        "record": r, "category": category_of(r), "trajectory": t, "marks": marks, "failed_substep": failed,
-        "site": r.site, "task_id": r.uid.task_id,
-    }))
+    let mut view = json!({
+        "record": r, "category": category_of(r), "trajectory": null, "marks": [], "failed_substep": [],
+        "site": r.site, "task_id": r.uid.task_id, "steps_total": 0, "steps_from": from, "steps_next": null,
+    });
+    if let Some(mut t) = t {
+        let (steps, marks, failed, next) = page_of(&t, from);
+        let total = t.steps.len();
+        t.steps.clear();
+        let mut tv = serde_json::to_value(&t).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        clip_strings(&mut tv);
+        tv["steps"] = Value::Array(steps);
+        view["trajectory"] = tv;
+        view["marks"] = json!(marks);
+        view["failed_substep"] = json!(failed);
+        view["steps_total"] = json!(total);
+        view["steps_next"] = json!(next);
+    }
+    drop(read);
+    Ok(view)
 }
 
 pub async fn attempt(State(src): State<Shared>, Query(q): Query<AttemptQuery>) -> ApiResult {
@@ -300,7 +383,7 @@ pub async fn attempt(State(src): State<Shared>, Query(q): Query<AttemptQuery>) -
                 ),
             )
         })?;
-    Ok(Json(attempt_view(&src, &q.sweep, r).await?))
+    Ok(Json(attempt_view(&src, &q.sweep, r, q.from.unwrap_or(0)).await?))
 }
 
 #[derive(Deserialize)]
@@ -347,7 +430,7 @@ pub async fn pair(State(src): State<Shared>, Query(q): Query<PairQuery>) -> ApiR
     let mut sides = Vec::new();
     for (t, c) in [(&q.lt, lc), (&q.rt, rc)] {
         let side = match unit_attempt(&records, t, site, q.task, c, q.rep) {
-            Some(r) => attempt_view(&src, &q.sweep, r).await?,
+            Some(r) => attempt_view(&src, &q.sweep, r, 0).await?,
             None => json!({"missing": format!(
                 "no attempt of {site} task {} {c} rep {} in treatment '{}'", q.task, q.rep, short(t)
             )}),

@@ -22,8 +22,9 @@ use crate::source::{Source, SourceError, SweepInfo};
 
 /// The records file of an export.
 pub const RECORDS: &str = "per_task.jsonl";
-/// The largest trajectory file read: 256 MiB (an attempt may carry many large observations).
-pub const MAX_TRAJECTORY_BYTES: u64 = 256 << 20;
+/// The largest trajectory file read: 32 MiB, twice the coordinator's bound on a trajectory's JSON
+/// ([`crate::api::MAX_TRAJECTORY_JSON_BYTES`]), since an export writes it pretty-printed.
+pub const MAX_TRAJECTORY_BYTES: u64 = 2 * crate::api::MAX_TRAJECTORY_JSON_BYTES as u64;
 /// The largest screenshot served: 32 MiB.
 pub const MAX_SCREENSHOT_BYTES: u64 = 32 << 20;
 
