@@ -248,8 +248,9 @@ pub async fn start_with_pages(
         let extra = pages.map(|build| build(store.clone(), handle.clone(), serving.clone()));
         let router = crate::http::router_with(handle.clone(), config.token.as_deref(), extra)
             .merge(crate::metrics::router(handle.clone(), metrics, exposition, budget));
+        let bounds = limits.http;
         serving.spawn("http", move |token| async move {
-            let _ = axum::serve(l, router).with_graceful_shutdown(token.cancelled_owned()).await;
+            let _ = crate::http_serve::serve(l, router, bounds, token.cancelled_owned()).await;
         })
     });
     let grpc_task = serving.spawn("grpc", move |token| {

@@ -352,7 +352,7 @@ async fn upload_chunk(
                 Ok(Ok(_)) => {}
                 Ok(Err(reason)) => {
                     uploads.refuse(key.clone());
-                    return refused(key, format!("trajectory refused: {reason}"), false);
+                    return refused(key, reason, false);
                 }
                 Err(_) => return Uploaded::Stop,
             }
@@ -371,7 +371,7 @@ async fn upload_chunk(
     match handle.upload_check(worker, &key, Some(crate::engine::blob_id(&sha256))).await {
         Ok(Ok(Upload::Same)) => return Uploaded::Answer(Outbound::TrajectoryAck(key)),
         Ok(Ok(Upload::New)) => {}
-        Ok(Err(reason)) => return refused(key, format!("trajectory refused: {reason}"), false),
+        Ok(Err(reason)) => return refused(key, reason, false),
         Err(_) => return Uploaded::Stop,
     }
     // A trajectory stored before blobs had their digest kept: the attempt keeps it.

@@ -21,17 +21,20 @@
 //!   attempt: src against tgt-exec, or one treatment against another.
 //! * `GET /api/screenshot?sweep&sha`: a screenshot's PNG.
 //! * `GET /api/events`: server-sent `sweep` events naming a sweep that changed,
-//!   for a live source; `204` for a source that never changes.
+//!   for a live source; `204` for a source that never changes. At most
+//!   [`MAX_EVENT_STREAMS`] are open at once, [`MAX_EVENT_STREAMS_PER_CLIENT`]
+//!   from one address; past either, `429`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -59,6 +62,63 @@ pub const MAX_TRAJECTORY_READS: usize = 2;
 pub const MAX_PAGE_BYTES: usize = 4 << 20;
 /// The bytes of one string of a step shown (an observation, an LLM reply, ...): 256 KiB, then a note.
 pub const MAX_FIELD_BYTES: usize = 256 << 10;
+
+/// Event streams open at once, from every client together.
+pub const MAX_EVENT_STREAMS: usize = 64;
+/// Event streams open at once from one client address (a page keeps one open).
+pub const MAX_EVENT_STREAMS_PER_CLIENT: usize = 4;
+
+/// The event streams open, in all and per client address.
+#[derive(Default)]
+pub struct EventStreams {
+    // A std mutex: a count and a small map, touched for a moment when a stream opens or closes.
+    open: std::sync::Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+/// One open stream; its count goes back when it is dropped (the client went away).
+pub struct StreamSlot {
+    streams: Arc<EventStreams>,
+    ip: IpAddr,
+}
+
+impl EventStreams {
+    /// A slot for a stream from `ip`, or why not.
+    pub fn take(self: &Arc<Self>, ip: IpAddr) -> Result<StreamSlot, String> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (all, per) = &mut *open;
+        let mine = per.get(&ip).copied().unwrap_or(0);
+        if *all >= MAX_EVENT_STREAMS {
+            return Err(format!("{MAX_EVENT_STREAMS} event streams are open, the limit; try again later"));
+        }
+        if mine >= MAX_EVENT_STREAMS_PER_CLIENT {
+            return Err(format!(
+                "{MAX_EVENT_STREAMS_PER_CLIENT} event streams are open from {ip}, the limit for one client"
+            ));
+        }
+        *all += 1;
+        per.insert(ip, mine + 1);
+        Ok(StreamSlot { streams: self.clone(), ip })
+    }
+
+    /// Streams open now, in all.
+    pub fn open(&self) -> usize {
+        self.open.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.streams.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (all, per) = &mut *open;
+        *all = all.saturating_sub(1);
+        if let Some(n) = per.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                per.remove(&self.ip);
+            }
+        }
+    }
+}
 
 static TRAJECTORY_READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_TRAJECTORY_READS);
 
@@ -452,11 +512,22 @@ pub async fn screenshot(State(src): State<Shared>, Query(q): Query<ShotQuery>) -
         .into_response())
 }
 
-pub async fn events(State(src): State<Shared>) -> Response {
+pub async fn events(
+    State(src): State<Shared>,
+    Extension(streams): Extension<Arc<EventStreams>>,
+    req: axum::extract::Request,
+) -> Response {
     let Some(rx) = src.changes() else {
         return StatusCode::NO_CONTENT.into_response();
     };
-    let stream = tokio_stream::wrappers::BroadcastStream::new(rx).map(|m| {
+    let ip = skillshift_coordinator::http_serve::peer(&req).map_or(IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+    let slot = match streams.take(ip) {
+        Ok(slot) => slot,
+        Err(why) => return ApiError(StatusCode::TOO_MANY_REQUESTS, why).into_response(),
+    };
+    let stream = tokio_stream::wrappers::BroadcastStream::new(rx).map(move |m| {
+        // The slot lives as long as the stream.
+        let _ = &slot;
         // A lagging reader missed some: an empty id asks the page to refresh whatever it shows.
         let id = m.unwrap_or_default();
         Ok::<Event, Infallible>(Event::default().event("sweep").data(id))
