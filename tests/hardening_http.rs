@@ -37,7 +37,11 @@ fn silent_connections_past_the_cap_are_closed_at_once_the_rest_by_the_idle_timeo
 
     // A gRPC call while they are open: it answers.
     let out = sb.sweep(&["list"]);
-    assert!(out.status.success(), "sweep list with 300 silent http connections: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "sweep list with 300 silent http connections: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Past the cap of 100, each is closed at once; the 100 held are closed by the idle timeout (3 s).
     // Every one of them ends; none is left open.
@@ -69,7 +73,10 @@ fn a_client_holds_at_most_four_event_streams() {
     };
     let streams: Vec<(TcpStream, String)> = (0..5).map(open).collect();
     let lines: Vec<&str> = streams.iter().map(|(_, l)| l.as_str()).collect();
-    assert_eq!(lines, ["HTTP/1.1 200 OK"; 4].iter().copied().chain(["HTTP/1.1 429 Too Many Requests"]).collect::<Vec<_>>());
+    assert_eq!(
+        lines,
+        ["HTTP/1.1 200 OK"; 4].iter().copied().chain(["HTTP/1.1 429 Too Many Requests"]).collect::<Vec<_>>()
+    );
     // One closes: its slot is free again (the server notices at its next write, a keep-alive within 15 s).
     drop(streams);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -78,7 +85,11 @@ fn a_client_holds_at_most_four_event_streams() {
         if again.iter().all(|(_, l)| l == "HTTP/1.1 200 OK") {
             break;
         }
-        assert!(Instant::now() < deadline, "closed streams never gave their slots back: {:?}", again.iter().map(|x| &x.1).collect::<Vec<_>>());
+        assert!(
+            Instant::now() < deadline,
+            "closed streams never gave their slots back: {:?}",
+            again.iter().map(|x| &x.1).collect::<Vec<_>>()
+        );
         drop(again);
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -135,19 +146,28 @@ fn view_answers_404_for_a_link_out_of_its_folder_and_421_for_a_host_that_is_not_
     };
     std::fs::write(dir.join("per_task.jsonl"), format!("{}\n{}\n", record(1), record(2))).expect("records");
     // Task 1's trajectory is inside; task 2's is a link to a file outside the folder.
-    std::fs::write(dir.join("trajectories/ASI/skillshift.gitlab.v1.1.src.0.0.json"), trajectory_json("skillshift.gitlab.v1.1"))
-        .expect("inside");
+    std::fs::write(
+        dir.join("trajectories/ASI/skillshift.gitlab.v1.1.src.0.0.json"),
+        trajectory_json("skillshift.gitlab.v1.1"),
+    )
+    .expect("inside");
     std::fs::write(outside.join("t.json"), trajectory_json("skillshift.gitlab.v1.2")).expect("outside");
-    std::os::unix::fs::symlink(outside.join("t.json"), dir.join("trajectories/ASI/skillshift.gitlab.v1.2.src.0.0.json"))
-        .expect("link");
+    std::os::unix::fs::symlink(
+        outside.join("t.json"),
+        dir.join("trajectories/ASI/skillshift.gitlab.v1.2.src.0.0.json"),
+    )
+    .expect("link");
     // A screenshot inside, and one that links to /etc/passwd.
     let (inside_png, passwd) = ("a".repeat(64), "b".repeat(64));
     std::fs::write(dir.join(format!("trajectories/screenshots/{inside_png}.png")), b"\x89PNG inside").expect("png");
-    std::os::unix::fs::symlink("/etc/passwd", dir.join(format!("trajectories/screenshots/{passwd}.png"))).expect("link");
+    std::os::unix::fs::symlink("/etc/passwd", dir.join(format!("trajectories/screenshots/{passwd}.png")))
+        .expect("link");
 
     let (mut child, addr) = view(&dir);
     let attempt = |task: u32| {
-        format!("/api/attempt?sweep=sw-links&treatment=ASI&uid=skillshift.gitlab.v1.{task}&condition=src&rep=0&attempt=0")
+        format!(
+            "/api/attempt?sweep=sw-links&treatment=ASI&uid=skillshift.gitlab.v1.{task}&condition=src&rep=0&attempt=0"
+        )
     };
     let inside = get(&addr, &addr, &attempt(1));
     let linked = get(&addr, &addr, &attempt(2));

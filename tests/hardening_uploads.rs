@@ -127,14 +127,14 @@ fn noise(n: usize, seed: u64) -> Vec<u8> {
 fn real_blob(a: &v1::Assignment, png_bytes: usize, seed: u64) -> Vec<u8> {
     let png = noise(png_bytes, seed);
     let d = blob::digest(&png);
-    let b = Blob { trajectory: trajectory_of(a, &[d.clone()]), screenshots: BTreeMap::from([(d, png)]) };
+    let b = Blob { trajectory: trajectory_of(a, std::slice::from_ref(&d)), screenshots: BTreeMap::from([(d, png)]) };
     b.encode().expect("encode")
 }
 
 /// The bomb: a trajectory naming one screenshot whose 500 MiB of zeros compress to about 16 kB.
 fn bomb(a: &v1::Assignment) -> Vec<u8> {
     let d = "0".repeat(64);
-    let json = serde_json::to_vec(&trajectory_of(a, &[d.clone()])).expect("json");
+    let json = serde_json::to_vec(&trajectory_of(a, std::slice::from_ref(&d))).expect("json");
     let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 19).expect("encoder");
     enc.write_all(&(json.len() as u32).to_be_bytes()).expect("len");
     enc.write_all(&json).expect("json");
@@ -149,7 +149,11 @@ fn bomb(a: &v1::Assignment) -> Vec<u8> {
 
 fn options(extra: &[&str]) -> Options {
     // Hand-made workers send no heartbeats: a long TTL keeps their leases (and the store) still.
-    Options { lease_ttl_ms: 600_000, coordinator_args: extra.iter().map(|s| s.to_string()).collect(), ..Options::default() }
+    Options {
+        lease_ttl_ms: 600_000,
+        coordinator_args: extra.iter().map(|s| s.to_string()).collect(),
+        ..Options::default()
+    }
 }
 
 #[test]
@@ -218,10 +222,7 @@ fn an_attempt_keeps_one_trajectory_and_three_re_uploads_leave_the_store_unchange
         for seed in 2..5 {
             // Each another 1 MiB screenshot: what grew the store by 900 MiB in three uploads of 300 MiB.
             let reason = w.upload(&attempt, &real_blob(&a, 1 << 20, seed)).await.expect_err("another blob");
-            assert_eq!(
-                reason,
-                "attempt 0 of unit 0 already has a trajectory, from another blob; an attempt keeps one"
-            );
+            assert_eq!(reason, "attempt 0 of unit 0 already has a trajectory, from another blob; an attempt keeps one");
         }
         assert_eq!(dir_bytes(&store), stored, "three different re-uploads store nothing either");
     });

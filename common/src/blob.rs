@@ -110,7 +110,11 @@ impl Blob {
     pub fn within(&self, limits: &Limits) -> Result<(), BlobError> {
         let json = serde_json::to_vec(&self.trajectory).map_err(|e| BlobError::Codec(e.to_string()))?.len();
         if json > limits.json {
-            return Err(BlobError::PartTooLarge { what: "the trajectory's JSON".into(), len: json, limit: limits.json });
+            return Err(BlobError::PartTooLarge {
+                what: "the trajectory's JSON".into(),
+                len: json,
+                limit: limits.json,
+            });
         }
         let mut total = json + 4;
         for (digest, png) in &self.screenshots {

@@ -264,18 +264,18 @@ impl Worker for WorkerService {
                     }
                 };
                 if let Some(v1::worker_message::Body::TrajectoryChunk(chunk)) = msg.body {
-                    let event = match upload_chunk(&handle, &store, &decodes, &decoder, &worker, &mut uploads, chunk).await
-                    {
-                        Uploaded::Event(event) => event,
-                        Uploaded::Answer(msg) => {
-                            if let Some(tx) = weak.upgrade() {
-                                let _ = tx.try_send(msg);
+                    let event =
+                        match upload_chunk(&handle, &store, &decodes, &decoder, &worker, &mut uploads, chunk).await {
+                            Uploaded::Event(event) => event,
+                            Uploaded::Answer(msg) => {
+                                if let Some(tx) = weak.upgrade() {
+                                    let _ = tx.try_send(msg);
+                                }
+                                continue;
                             }
-                            continue;
-                        }
-                        Uploaded::Nothing => continue,
-                        Uploaded::Stop => break,
-                    };
+                            Uploaded::Nothing => continue,
+                            Uploaded::Stop => break,
+                        };
                     if handle.send(Input::Worker { worker: worker.clone(), conn: conn_id, event }).await.is_err() {
                         break;
                     }

@@ -360,12 +360,23 @@ fn clip_strings(v: &mut Value) {
     }
 }
 
+/// One page of a trajectory's steps ([`page_of`]).
+pub struct Page {
+    /// Each step as JSON, its strings clipped.
+    pub steps: Vec<Value>,
+    /// Per step, the observation lines its perturbations touched.
+    pub marks: Vec<Vec<usize>>,
+    /// Per step, the failing sub-step of its skill.
+    pub failed: Vec<Option<usize>>,
+    /// The next page's first step index, if any.
+    pub next: Option<usize>,
+}
+
 /// One page of steps: from index `from`, each as JSON with its strings
 /// clipped, while their JSON stays within [`MAX_PAGE_BYTES`] (a step alone past
-/// it becomes a note, so a page always moves on); with each step's marked
-/// observation lines and failing sub-step. The next page's first index, if any.
-pub fn page_of(t: &Trajectory, from: usize) -> (Vec<Value>, Vec<Vec<usize>>, Vec<Option<usize>>, Option<usize>) {
-    let (mut steps, mut marks, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+/// it becomes a note, so a page always moves on).
+pub fn page_of(t: &Trajectory, from: usize) -> Page {
+    let mut page = Page { steps: Vec::new(), marks: Vec::new(), failed: Vec::new(), next: None };
     let mut used = 0usize;
     for (i, s) in t.steps.iter().enumerate().skip(from) {
         let mut v = serde_json::to_value(s).unwrap_or_else(|e| json!({"step": s.step, "error": e.to_string()}));
@@ -377,15 +388,16 @@ pub fn page_of(t: &Trajectory, from: usize) -> (Vec<Value>, Vec<Vec<usize>>, Vec
             ), "perturbations": [], "duration_ms": s.duration_ms, "screenshot": null});
             len = 256;
         }
-        if !steps.is_empty() && used + len > MAX_PAGE_BYTES {
-            return (steps, marks, failed, Some(i));
+        if !page.steps.is_empty() && used + len > MAX_PAGE_BYTES {
+            page.next = Some(i);
+            return page;
         }
         used += len;
-        steps.push(v);
-        marks.push(perturbed_lines(&s.observation, &s.perturbations));
-        failed.push(s.skill.as_ref().and_then(|k| k.failed_step()));
+        page.steps.push(v);
+        page.marks.push(perturbed_lines(&s.observation, &s.perturbations));
+        page.failed.push(s.skill.as_ref().and_then(|k| k.failed_step()));
     }
-    (steps, marks, failed, None)
+    page
 }
 
 /// One attempt for the page: its record, one page of its trajectory's steps
@@ -402,17 +414,18 @@ async fn attempt_view(src: &Shared, sweep: &str, r: &Record, from: usize) -> Res
         "site": r.site, "task_id": r.uid.task_id, "steps_total": 0, "steps_from": from, "steps_next": null,
     });
     if let Some(mut t) = t {
-        let (steps, marks, failed, next) = page_of(&t, from);
+        let page = page_of(&t, from);
         let total = t.steps.len();
         t.steps.clear();
-        let mut tv = serde_json::to_value(&t).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        let mut tv =
+            serde_json::to_value(&t).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         clip_strings(&mut tv);
-        tv["steps"] = Value::Array(steps);
+        tv["steps"] = Value::Array(page.steps);
         view["trajectory"] = tv;
-        view["marks"] = json!(marks);
-        view["failed_substep"] = json!(failed);
+        view["marks"] = json!(page.marks);
+        view["failed_substep"] = json!(page.failed);
         view["steps_total"] = json!(total);
-        view["steps_next"] = json!(next);
+        view["steps_next"] = json!(page.next);
     }
     drop(read);
     Ok(view)

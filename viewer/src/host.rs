@@ -57,11 +57,29 @@ mod tests {
 
     #[test]
     fn loopback_names_pass_and_others_are_refused() {
-        for ok in ["localhost", "localhost:8765", "127.0.0.1:8765", "127.1.2.3", "[::1]:80", "[::1]", "LOCALHOST.", "a.localhost:1"] {
+        for ok in [
+            "localhost",
+            "localhost:8765",
+            "127.0.0.1:8765",
+            "127.1.2.3",
+            "[::1]:80",
+            "[::1]",
+            "LOCALHOST.",
+            "a.localhost:1",
+        ] {
             assert!(is_loopback_host(ok), "{ok}");
         }
-        for bad in ["", "evil.example:8765", "127.0.0.1.evil.example", "localhost.evil.example", "10.0.0.1:8765",
-            "[::2]:80", "localhost:port", "[::1]x", "0.0.0.0:8765"] {
+        for bad in [
+            "",
+            "evil.example:8765",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example",
+            "10.0.0.1:8765",
+            "[::2]:80",
+            "localhost:port",
+            "[::1]x",
+            "0.0.0.0:8765",
+        ] {
             assert!(!is_loopback_host(bad), "{bad}");
         }
     }

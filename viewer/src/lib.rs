@@ -23,8 +23,8 @@
 pub mod api;
 pub mod auth;
 pub mod export;
-pub mod live;
 pub mod host;
+pub mod live;
 pub mod marks;
 pub mod source;
 
