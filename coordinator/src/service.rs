@@ -9,7 +9,10 @@
 //! counted by semaphores and refused with `resource_exhausted` past the
 //! limit; a record past the record limit is measured, not converted, and
 //! refused by the engine with a reject. [`refusal`] is the one mapping of the
-//! engine's refusals to status codes.
+//! engine's refusals to status codes. A trajectory upload is checked with the
+//! engine before its first chunk is kept and again, by the whole blob's
+//! digest, before it is inflated ([`upload_chunk`]); decodes wait for one of
+//! `Limits::max_concurrent_decodes` permits.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
