@@ -16,6 +16,8 @@
 //! * [`wire`]: sweep specs, statuses and worker lists to and from the wire.
 //! * [`status`]: what control clients see (sweep progress, the worker list).
 //! * [`http`]: the HTTP port (`/healthz`, `/api/status`, the HTML page).
+//! * [`http_serve`]: the HTTP server of that port and of `skillshift view`:
+//!   a connection cap, header and idle timeouts.
 //! * [`llm_budget`] and [`llm_service`]: the cluster's one LLM budget
 //!   (permits per model endpoint, AIMD on 429) and its gRPC service.
 //! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
@@ -25,6 +27,7 @@
 pub mod client;
 pub mod engine;
 pub mod http;
+pub mod http_serve;
 pub mod lease;
 pub mod limits;
 pub mod llm_budget;

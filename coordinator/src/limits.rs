@@ -44,6 +44,13 @@ pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 pub const MAX_RECORD_BYTES: usize = 4 << 20;
 /// Bytes of one trajectory blob (compressed, in chunks); a larger one is refused with a `trajectory_reject`.
 pub const MAX_TRAJECTORY_BYTES: usize = skillshift_common::blob::MAX_BLOB_BYTES;
+/// Bytes of trajectories (compressed JSON and screenshots) one sweep may store
+/// (`--max-trajectory-bytes-per-sweep`): 4 GiB. The full fixture grid stores
+/// about 6 MiB; a real-site grid with failure screenshots some hundreds of MiB.
+pub const MAX_TRAJECTORY_BYTES_PER_SWEEP: u64 = 4 << 30;
+/// Trajectory blobs decoded at once, by all sessions together; the next waits
+/// for a permit. Each decode holds at most `blob::MAX_INFLATED_BYTES`.
+pub const MAX_CONCURRENT_DECODES: usize = 2;
 
 /// How long one store commit (a batch's writes and their flush) may take before the store counts as
 /// stalled and the coordinator stops with one line and exit 2, for a supervisor to restart it once the
@@ -66,7 +73,11 @@ pub struct Limits {
     pub max_message_bytes: usize,
     pub max_record_bytes: usize,
     pub max_trajectory_bytes: usize,
+    pub max_trajectory_bytes_per_sweep: u64,
+    pub max_concurrent_decodes: usize,
     pub store_commit_deadline: Duration,
+    /// The `--http` port's connection cap and timeouts.
+    pub http: crate::http_serve::HttpLimits,
 }
 
 impl Default for Limits {
@@ -84,7 +95,10 @@ impl Default for Limits {
             max_message_bytes: MAX_MESSAGE_BYTES,
             max_record_bytes: MAX_RECORD_BYTES,
             max_trajectory_bytes: MAX_TRAJECTORY_BYTES,
+            max_trajectory_bytes_per_sweep: MAX_TRAJECTORY_BYTES_PER_SWEEP,
+            max_concurrent_decodes: MAX_CONCURRENT_DECODES,
             store_commit_deadline: STORE_COMMIT_DEADLINE,
+            http: crate::http_serve::HttpLimits::default(),
         }
     }
 }

@@ -186,6 +186,8 @@ pub async fn start_with_pages(
         tasks: serving.clone(),
         limits: limits.clone(),
         sessions: Arc::new(Semaphore::new(limits.max_sessions)),
+        decodes: Arc::new(Semaphore::new(limits.max_concurrent_decodes)),
+        store: store.clone(),
     })
     .max_decoding_message_size(limits.max_message_bytes)
     .max_encoding_message_size(limits.max_message_bytes);
@@ -253,8 +255,9 @@ pub async fn start_with_pages(
         let extra = pages.map(|build| build(store.clone(), handle.clone(), serving.clone()));
         let router = crate::http::router_with(handle.clone(), config.token.as_deref(), extra)
             .merge(crate::metrics::router(handle.clone(), metrics, exposition, budget));
+        let bounds = limits.http;
         serving.spawn("http", move |token| async move {
-            let _ = axum::serve(l, router).with_graceful_shutdown(token.cancelled_owned()).await;
+            let _ = crate::http_serve::serve(l, router, bounds, token.cancelled_owned()).await;
         })
     });
     let grpc_task = serving.spawn("grpc", move |token| {

@@ -9,7 +9,10 @@
 //! counted by semaphores and refused with `resource_exhausted` past the
 //! limit; a record past the record limit is measured, not converted, and
 //! refused by the engine with a reject. [`refusal`] is the one mapping of the
-//! engine's refusals to status codes.
+//! engine's refusals to status codes. A trajectory upload is checked with the
+//! engine before its first chunk is kept and again, by the whole blob's
+//! digest, before it is inflated ([`upload_chunk`]); decodes wait for one of
+//! `Limits::max_concurrent_decodes` permits.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,7 +28,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::engine::{Conn, ControlCmd, Input, Outbound, Refused, WorkerEvent};
+use crate::engine::{Conn, ControlCmd, Input, Outbound, Refused, Upload, WorkerEvent};
 use crate::limits::Limits;
 use crate::store::Store;
 use crate::upload::{self, Chunked, Uploads};
@@ -92,6 +95,19 @@ impl Handle {
         self.tx.send(input).await.map_err(|_| unavailable())
     }
 
+    /// Asks the engine whether `worker` may upload a trajectory for `key` ([`Input::UploadCheck`]).
+    /// `Err` when the engine is gone.
+    pub async fn upload_check(
+        &self,
+        worker: &str,
+        key: &AttemptKey,
+        blob: Option<u64>,
+    ) -> Result<Result<Upload, String>, Status> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Input::UploadCheck { worker: worker.to_string(), key: key.clone(), blob, reply }).await?;
+        rx.await.map_err(|_| unavailable())
+    }
+
     pub async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> ControlCmd) -> Result<T, Status> {
         let (tx, rx) = oneshot::channel();
         self.send(Input::Control(make(tx))).await?;
@@ -106,6 +122,10 @@ pub struct WorkerService {
     pub limits: Limits,
     /// One per open session, from its first byte to its end.
     pub sessions: Arc<Semaphore>,
+    /// One per trajectory blob being decoded (`Limits::max_concurrent_decodes`).
+    pub decodes: Arc<Semaphore>,
+    /// Read to find trajectories stored before blobs had their digest kept.
+    pub store: Store,
 }
 
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
@@ -228,6 +248,7 @@ impl Worker for WorkerService {
         let session = self.tasks.child(format!("worker {worker} session {conn_id}"));
         let mut uploads = Uploads::new(self.limits.max_trajectory_bytes);
         let decoder = session.clone();
+        let (store, decodes) = (self.store.clone(), self.decodes.clone());
         session.spawn("session-reader", move |token| async move {
             let _permit = permit;
             loop {
@@ -246,29 +267,18 @@ impl Worker for WorkerService {
                     }
                 };
                 if let Some(v1::worker_message::Body::TrajectoryChunk(chunk)) = msg.body {
-                    let event = match uploads.push(chunk) {
-                        Ok(Chunked::More) => continue,
-                        Ok(Chunked::Whole(key, bytes)) => {
-                            // Inflating and recompressing is blocking work.
-                            match decoder.spawn_blocking("trajectory-decode", move || upload::decode(&bytes)).await {
-                                Ok(Ok((named, t))) => WorkerEvent::Trajectory(key, Box::new(named), t),
-                                Ok(Err(reason)) => {
-                                    refuse_trajectory(&weak, key, format!("trajectory unreadable: {reason}"), false);
-                                    continue;
+                    let event =
+                        match upload_chunk(&handle, &store, &decodes, &decoder, &worker, &mut uploads, chunk).await {
+                            Uploaded::Event(event) => event,
+                            Uploaded::Answer(msg) => {
+                                if let Some(tx) = weak.upgrade() {
+                                    let _ = tx.try_send(msg);
                                 }
-                                Err(_) => break,
+                                continue;
                             }
-                        }
-                        Ok(Chunked::Refused(key, reason, too_large)) => {
-                            tracing::warn!(worker = %worker, %reason, "trajectory refused");
-                            refuse_trajectory(&weak, key, reason, too_large);
-                            continue;
-                        }
-                        Err(reason) => {
-                            tracing::warn!(worker = %worker, %reason, "malformed trajectory chunk ignored");
-                            continue;
-                        }
-                    };
+                            Uploaded::Nothing => continue,
+                            Uploaded::Stop => break,
+                        };
                     if handle.send(Input::Worker { worker: worker.clone(), conn: conn_id, event }).await.is_err() {
                         break;
                     }
@@ -310,10 +320,83 @@ impl Worker for WorkerService {
     }
 }
 
-/// Answers a refused trajectory on the session, if it is still open.
-fn refuse_trajectory(weak: &mpsc::WeakSender<Outbound>, key: AttemptKey, reason: String, too_large: bool) {
-    if let Some(tx) = weak.upgrade() {
-        let _ = tx.try_send(Outbound::TrajectoryReject(key, reason, too_large));
+/// What one trajectory chunk came to.
+enum Uploaded {
+    /// A whole blob, decoded, for the engine to store.
+    Event(WorkerEvent),
+    /// An answer for the worker now (a refusal, or the ack of a blob the attempt already holds).
+    Answer(Outbound),
+    Nothing,
+    /// The session is ending.
+    Stop,
+}
+
+/// Takes one trajectory chunk. Nothing of a blob is kept before the engine says the worker holds
+/// its attempt, and nothing is inflated before the engine has seen the whole blob's digest (a
+/// re-upload of what the attempt holds is acknowledged there, a different one refused); decoding
+/// waits for one of `decodes`.
+async fn upload_chunk(
+    handle: &Handle,
+    store: &Store,
+    decodes: &Arc<Semaphore>,
+    tasks: &TaskCenter,
+    worker: &str,
+    uploads: &mut Uploads,
+    chunk: v1::TrajectoryChunk,
+) -> Uploaded {
+    let refused = |key: AttemptKey, reason: String, too_large: bool| {
+        tracing::warn!(worker = %worker, sweep = %key.sweep, unit = key.unit, attempt = key.attempt, %reason,
+            "trajectory refused");
+        Uploaded::Answer(Outbound::TrajectoryReject(key, reason, too_large))
+    };
+    if chunk.offset == 0 {
+        if let Ok(key) = attempt_key(chunk.attempt.clone()) {
+            match handle.upload_check(worker, &key, None).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(reason)) => {
+                    uploads.refuse(key.clone());
+                    return refused(key, reason, false);
+                }
+                Err(_) => return Uploaded::Stop,
+            }
+        }
+    }
+    let (key, bytes) = match uploads.push(chunk) {
+        Ok(Chunked::More) => return Uploaded::Nothing,
+        Ok(Chunked::Whole(key, bytes)) => (key, bytes),
+        Ok(Chunked::Refused(key, reason, too_large)) => return refused(key, reason, too_large),
+        Err(reason) => {
+            tracing::warn!(worker = %worker, %reason, "malformed trajectory chunk ignored");
+            return Uploaded::Nothing;
+        }
+    };
+    let sha256 = upload::blob_sha256(&bytes);
+    match handle.upload_check(worker, &key, Some(crate::engine::blob_id(&sha256))).await {
+        Ok(Ok(Upload::Same)) => return Uploaded::Answer(Outbound::TrajectoryAck(key)),
+        Ok(Ok(Upload::New)) => {}
+        Ok(Err(reason)) => return refused(key, reason, false),
+        Err(_) => return Uploaded::Stop,
+    }
+    // A trajectory stored before blobs had their digest kept: the attempt keeps it.
+    let (s, k) = (store.clone(), key.clone());
+    match tasks.spawn_blocking("trajectory-stored", move || s.has_trajectory(&k)).await {
+        Ok(Ok(true)) => return Uploaded::Answer(Outbound::TrajectoryAck(key)),
+        Ok(Ok(false)) => {}
+        Ok(Err(e)) => return refused(key, format!("trajectory not taken: {e}"), false),
+        Err(_) => return Uploaded::Stop,
+    }
+    let Ok(permit) = decodes.clone().acquire_owned().await else { return Uploaded::Stop };
+    // Inflating and recompressing is blocking work.
+    let decoded = tasks
+        .spawn_blocking("trajectory-decode", move || {
+            let _permit = permit;
+            upload::decode(&bytes, sha256)
+        })
+        .await;
+    match decoded {
+        Ok(Ok((named, t))) => Uploaded::Event(WorkerEvent::Trajectory(key, Box::new(named), t)),
+        Ok(Err(reason)) => refused(key, format!("trajectory unreadable: {reason}"), false),
+        Err(_) => Uploaded::Stop,
     }
 }
 
@@ -468,7 +551,7 @@ fn export_trajectory(
     store: &Store,
     key: &AttemptKey,
     sent: &mut std::collections::HashSet<String>,
-) -> Result<Vec<v1::ExportItem>, crate::store::StoreError> {
+) -> Result<Vec<v1::ExportItem>, crate::store::TrajectoryError> {
     use skillshift_proto::chunks;
     use v1::export_item::Item;
     let Some(compressed) = store.trajectory_compressed(key)? else { return Ok(Vec::new()) };
@@ -478,7 +561,7 @@ fn export_trajectory(
             item: Some(Item::Trajectory(v1::ExportTrajectory { total_bytes: total, offset, data: data.to_vec() })),
         })
         .collect();
-    let Some(t) = store.trajectory(key)? else { return Ok(items) };
+    let Some(t) = store.trajectory(key, skillshift_common::blob::MAX_STORED_JSON_BYTES)? else { return Ok(items) };
     for name in t.steps.iter().filter_map(|s| s.screenshot.as_deref()) {
         let digest = name.trim_start_matches("screenshots/").trim_end_matches(".png").to_string();
         if sent.contains(&digest) {

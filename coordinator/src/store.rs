@@ -17,6 +17,11 @@
 //! * `llm_budget`: `permit_key` -> the 32 random bytes that tag LLM permit ids
 //!   (`crate::llm_budget`), so a restarted coordinator can tell its
 //!   predecessors' permits from made-up ones.
+//! * `trajectory_rows`: (sweep, unit, attempt) -> [`TrajectoryRow`]: the
+//!   SHA-256 of the blob the trajectory came in and the bytes it was charged
+//!   against its sweep's quota, written with the trajectory. An attempt keeps
+//!   one trajectory: the engine compares a re-upload's digest with this one.
+//!   Trajectories stored before this tree have no row here.
 //!
 //! Keys are `sweep id, 0x00, unit (u32 BE), attempt (u32 BE)`, so a prefix scan
 //! yields a sweep's rows in (unit, attempt) order: export is deterministic and,
@@ -73,6 +78,16 @@ pub enum StoreError {
     Stalled { secs: u64 },
     #[error("store: {0} (injected fault)")]
     Injected(&'static str),
+}
+
+/// Why [`Store::trajectory`] returned none.
+#[derive(Debug, thiserror::Error)]
+pub enum TrajectoryError {
+    /// Its JSON inflates past the reader's bound.
+    #[error("the trajectory's JSON inflates past {limit} bytes")]
+    TooLarge { limit: usize },
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// What the store keeps about a sweep.
@@ -137,6 +152,17 @@ pub struct StoredTrajectory {
     /// The trajectory's JSON, zstd-compressed ([`skillshift_common::blob::compress`]).
     pub compressed: Vec<u8>,
     pub screenshots: Vec<(String, Vec<u8>)>,
+    /// The SHA-256 (hex) of the blob it was uploaded in, and what it is charged against its sweep's quota.
+    pub row: TrajectoryRow,
+}
+
+/// One attempt's trajectory as its sweep's quota and a re-upload see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrajectoryRow {
+    /// The SHA-256 (hex) of the compressed blob the worker sent.
+    pub blob_sha256: String,
+    /// The compressed JSON's bytes and every screenshot's, whether or not another attempt stored it first.
+    pub bytes: u64,
 }
 
 /// Everything stored about one sweep, as loaded on restart.
@@ -146,6 +172,8 @@ pub struct SweepRows {
     pub units: Vec<Unit>,
     pub attempts: Vec<(AttemptKey, AttemptRow)>,
     pub records: Vec<(AttemptKey, StoredRecord)>,
+    /// The sweep's stored trajectories that have a [`TrajectoryRow`].
+    pub trajectories: Vec<(AttemptKey, TrajectoryRow)>,
 }
 
 /// Injected write failures, for tests: after `n` more row writes every write
@@ -204,6 +232,7 @@ pub struct Store {
     records: sled::Tree,
     workers: sled::Tree,
     trajectories: sled::Tree,
+    trajectory_rows: sled::Tree,
     screenshots: sled::Tree,
     faults: Arc<Faults>,
     broken: Arc<AtomicBool>,
@@ -301,6 +330,7 @@ impl Store {
             records: db.open_tree("records")?,
             workers: db.open_tree("workers")?,
             trajectories: db.open_tree("trajectories")?,
+            trajectory_rows: db.open_tree("trajectory_rows")?,
             screenshots: db.open_tree("screenshots")?,
             db,
             faults: Arc::default(),
@@ -387,12 +417,17 @@ impl Store {
                     self.workers.remove(id.as_bytes())?;
                 }
                 StoreOp::Trajectory(key, t) => {
+                    // One trajectory per attempt: the engine never sends a second one; a resend is dropped here too.
+                    if self.trajectory_rows.contains_key(attempt_key(key))? {
+                        continue;
+                    }
                     for (digest, png) in &t.screenshots {
                         if !self.screenshots.contains_key(digest.as_bytes())? {
                             self.insert(&self.screenshots, digest.as_bytes(), png.clone())?;
                         }
                     }
                     self.insert(&self.trajectories, attempt_key(key), t.compressed.clone())?;
+                    self.insert(&self.trajectory_rows, attempt_key(key), encode(&t.row))?;
                 }
             }
         }
@@ -406,16 +441,21 @@ impl Store {
         flushed.map_err(|e| self.broke(e))
     }
 
-    /// An attempt's trajectory, as its worker sent it (for the viewer and exports).
-    pub fn trajectory(&self, key: &AttemptKey) -> Result<Option<Trajectory>, StoreError> {
+    /// An attempt's trajectory, as its worker sent it, read only when its JSON is at most `limit` bytes
+    /// (the viewer reads within its bound, an export within [`blob::MAX_STORED_JSON_BYTES`]).
+    pub fn trajectory(&self, key: &AttemptKey, limit: usize) -> Result<Option<Trajectory>, TrajectoryError> {
         let k = attempt_key(key);
-        let Some(bytes) = self.trajectories.get(&k)? else { return Ok(None) };
-        let t = blob::decompress(&bytes, blob::MAX_INFLATED_BYTES).map_err(|e| StoreError::Corrupt {
-            what: "trajectory",
-            key: shown(&k),
-            message: e.to_string(),
-        })?;
-        Ok(Some(t))
+        let Some(bytes) = self.trajectories.get(&k).map_err(StoreError::from)? else { return Ok(None) };
+        match blob::decompress(&bytes, limit) {
+            Ok(t) => Ok(Some(t)),
+            Err(blob::BlobError::TooLarge { limit }) => Err(TrajectoryError::TooLarge { limit }),
+            Err(e) => Err(StoreError::Corrupt { what: "trajectory", key: shown(&k), message: e.to_string() }.into()),
+        }
+    }
+
+    /// Whether the attempt has a stored trajectory (with or without its [`TrajectoryRow`]).
+    pub fn has_trajectory(&self, key: &AttemptKey) -> Result<bool, StoreError> {
+        Ok(self.trajectories.contains_key(attempt_key(key))?)
     }
 
     /// An attempt's trajectory still compressed ([`skillshift_common::blob::decompress`] reads it).
@@ -526,6 +566,16 @@ impl Store {
                 attempts.push((key, decode("attempt", &k, &v)?));
             }
             let records = self.records(&meta.id).collect::<Result<Vec<_>, _>>()?;
+            let mut trajectories = Vec::new();
+            for row in self.trajectory_rows.scan_prefix(sweep_prefix(&meta.id)) {
+                let (k, v) = row?;
+                let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
+                    what: "trajectory row key",
+                    key: shown(&k),
+                    message: "not (sweep, unit, attempt)".into(),
+                })?;
+                trajectories.push((key, decode("trajectory row", &k, &v)?));
+            }
             let planned = planner::unit_count(&meta.spec);
             if planned != Some(units.len() as u64) {
                 let planned = planned.map_or("more than 2^64".to_string(), |n| n.to_string());
@@ -545,7 +595,7 @@ impl Store {
                 self.remove_incomplete(&meta.id).map_err(|e| self.broke(e))?;
                 continue;
             }
-            out.push(SweepRows { meta, units, attempts, records });
+            out.push(SweepRows { meta, units, attempts, records, trajectories });
         }
         Ok(out)
     }

@@ -1,9 +1,13 @@
 //! A worker session's trajectory chunks put back together
 //! (`docs/design.md`, trajectories): one blob at a time, as the worker sends
 //! them, its declared size checked against the limit before anything is
-//! allocated. A whole blob is decoded (off the async threads: it inflates)
-//! into what the store keeps: the trajectory's JSON recompressed alone, and
-//! its screenshots by digest.
+//! allocated. The session reader asks the engine whether the worker may
+//! upload for the attempt before the first chunk is kept, and refuses the
+//! blob here ([`Uploads::refuse`]) when not. A whole blob is decoded (off the
+//! async threads, at most [`crate::limits::MAX_CONCURRENT_DECODES`] at
+//! once, within [`blob::Limits::DEFAULT`]) into what the store keeps: the
+//! trajectory's JSON recompressed alone, its screenshots by digest, and the
+//! blob's digest with the bytes charged to the sweep.
 
 use std::sync::Arc;
 
@@ -13,7 +17,7 @@ use skillshift_proto::chunks::{Assembler, ChunkError};
 use skillshift_proto::convert::AttemptKey;
 use skillshift_proto::v1;
 
-use crate::store::StoredTrajectory;
+use crate::store::{StoredTrajectory, TrajectoryRow};
 
 /// What one chunk did.
 #[derive(Debug)]
@@ -48,14 +52,14 @@ impl Uploads {
             self.refused = None;
             match Assembler::new(c.total_bytes, self.limit) {
                 Ok(a) => self.open = Some((key.clone(), a)),
-                Err(e) => return Ok(self.refuse(key, &e)),
+                Err(e) => return Ok(self.refuse_chunk(key, &e)),
             }
         } else if self.refused.as_ref() == Some(&key) {
             return Ok(Chunked::More);
         }
         let Some((open, assembler)) = self.open.as_mut().filter(|(k, _)| *k == key) else {
             let e = ChunkError::OutOfOrder { expected: 0, got: c.offset };
-            return Ok(self.refuse(key, &e));
+            return Ok(self.refuse_chunk(key, &e));
         };
         match assembler.push(c.total_bytes, c.offset, &c.data) {
             Ok(None) => Ok(Chunked::More),
@@ -64,22 +68,35 @@ impl Uploads {
                 self.open = None;
                 Ok(Chunked::Whole(key, bytes))
             }
-            Err(e) => Ok(self.refuse(key, &e)),
+            Err(e) => Ok(self.refuse_chunk(key, &e)),
         }
     }
 
-    fn refuse(&mut self, key: AttemptKey, e: &ChunkError) -> Chunked {
+    /// Refuses the blob `key` starts (its chunks are dropped until another begins).
+    pub fn refuse(&mut self, key: AttemptKey) {
         self.open = None;
-        self.refused = Some(key.clone());
+        self.refused = Some(key);
+    }
+
+    fn refuse_chunk(&mut self, key: AttemptKey, e: &ChunkError) -> Chunked {
+        self.refuse(key.clone());
         Chunked::Refused(key, format!("trajectory refused: {e}"), matches!(e, ChunkError::TooLarge { .. }))
     }
 }
 
-/// Decodes a whole blob into what the store keeps and the key the trajectory names. Blocking.
-pub fn decode(bytes: &[u8]) -> Result<(Key, Arc<StoredTrajectory>), String> {
-    let b = Blob::decode(bytes, blob::MAX_INFLATED_BYTES).map_err(|e| e.to_string())?;
+/// The SHA-256 (hex) of a whole blob, as it came: what a re-upload is compared by, before any inflation.
+pub fn blob_sha256(bytes: &[u8]) -> String {
+    blob::digest(bytes)
+}
+
+/// Decodes a whole blob (whose SHA-256 is `sha256`) into what the store keeps and the key the
+/// trajectory names, within [`blob::Limits::DEFAULT`]. Blocking.
+pub fn decode(bytes: &[u8], sha256: String) -> Result<(Key, Arc<StoredTrajectory>), String> {
+    let b = Blob::decode(bytes, &blob::Limits::DEFAULT).map_err(|e| e.to_string())?;
     let compressed = blob::compress(&b.trajectory).map_err(|e| e.to_string())?;
-    let stored = StoredTrajectory { compressed, screenshots: b.screenshots.into_iter().collect() };
+    let charged = compressed.len() as u64 + b.screenshots.values().map(|p| p.len() as u64).sum::<u64>();
+    let row = TrajectoryRow { blob_sha256: sha256, bytes: charged };
+    let stored = StoredTrajectory { compressed, screenshots: b.screenshots.into_iter().collect(), row };
     Ok((b.trajectory.key, Arc::new(stored)))
 }
 

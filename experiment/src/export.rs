@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use futures::StreamExt;
-use skillshift_common::blob::{self, MAX_BLOB_BYTES, MAX_INFLATED_BYTES};
+use skillshift_common::blob::{self, MAX_BLOB_BYTES, MAX_STORED_JSON_BYTES};
 use skillshift_common::trajectory::{self, Trajectory};
 use skillshift_common::{failure, Outcome, Record};
 use skillshift_coordinator::client::{Client, ExportItem};
@@ -94,7 +94,7 @@ pub async fn export_all(client: &mut Client, id: &str, out: &Path) -> anyhow::Re
                 }
                 let chunks = p.chunks.as_mut().context("a trajectory chunk without its start")?;
                 if let Some(bytes) = chunks.push(total, offset, &data)? {
-                    let t = blob::decompress(&bytes, MAX_INFLATED_BYTES)?;
+                    let t = blob::decompress(&bytes, MAX_STORED_JSON_BYTES)?;
                     p.record.trajectory = Some(write_trajectory(&tdir, &t)?);
                     p.record.failure_category = t.failure_category.clone();
                     answered.extend(t.steps.iter().filter_map(|s| s.llm.as_ref()).map(|l| l.model.clone()));

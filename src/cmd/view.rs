@@ -27,6 +27,9 @@ pub struct Args {
     /// Address to serve the viewer on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:8765")]
     pub listen: SocketAddr,
+    /// Seconds a connection may pass without a byte either way before it is closed.
+    #[arg(long, default_value_t = skillshift_coordinator::http_serve::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_s: u64,
     /// A token every page and /api/* needs (/healthz excepted); the printed URL carries it.
     #[arg(long, env = "SKILLSHIFT_TOKEN")]
     pub token: Option<String>,
@@ -56,11 +59,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let addr = listener.local_addr().context("reading the viewer's address")?;
         super::print_line(&skillshift_viewer::url(addr, args.token.as_deref()))?;
         eprintln!("skillshift: viewing {} (sweep {}); Ctrl-C stops", dir.display(), source.sweep_id());
-        let router = skillshift_viewer::router(Arc::new(source), args.token.as_deref());
+        let router = skillshift_viewer::router_on(Arc::new(source), args.token.as_deref(), addr);
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        skillshift_viewer::serve(listener, router, shutdown).await.context("serving the viewer")?;
+        let limits = skillshift_coordinator::http_serve::HttpLimits {
+            idle_timeout: std::time::Duration::from_secs(args.idle_timeout_s),
+            ..Default::default()
+        };
+        skillshift_viewer::serve(listener, router, limits, shutdown).await.context("serving the viewer")?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -260,6 +260,11 @@ impl Sandbox {
         read_records(&out_path)
     }
 
+    /// The coordinator's process id (0 when it is not running).
+    pub fn coordinator_pid(&self) -> u32 {
+        self.coordinator.as_ref().map_or(0, |c| c.id())
+    }
+
     pub fn worker_pid(&self, i: usize) -> u32 {
         self.workers[i].id()
     }
@@ -320,6 +325,24 @@ impl Drop for Sandbox {
             let _ = c.wait();
         }
     }
+}
+
+/// A process's peak resident memory (`VmHWM` of `/proc/PID/status`), in bytes.
+pub fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM line");
+    let kb: u64 = line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("VmHWM in kB");
+    kb * 1024
+}
+
+/// Bytes of every file under `dir`.
+pub fn dir_bytes(dir: &Path) -> u64 {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let meta = e.metadata().expect("metadata");
+        n += if meta.is_dir() { dir_bytes(&e.path()) } else { meta.len() };
+    }
+    n
 }
 
 pub fn signal(pid: u32, sig: &str) {

@@ -191,13 +191,41 @@ function attemptBlock(d, sweep) {
       el("table", { class: "evidence" }, el("tr", {}, ["evaluator", "verdict", "expected", "got"].map((h) => el("th", {}, h))),
         t.score.evaluators.map((e) => el("tr", { class: e.verdict }, el("td", {}, e.type), el("td", {}, e.verdict), el("td", {}, e.expected), el("td", {}, e.got)))));
   }
-  parts.push(el("h2", {}, t.steps.length + " steps"), el("div", { class: "steps" }, t.steps.map((s, i) => stepBlock(d, s, i))));
+  const total = d.steps_total ?? t.steps.length;
+  const steps = el("div", { class: "steps" }, t.steps.map((s, i) => stepBlock(d, s, i)));
+  parts.push(el("h2", {}, total + " steps"), steps);
+  // Long trajectories come in pages: the next one is fetched on demand and appended.
+  let next = d.steps_next;
+  if (next !== null && next !== undefined) {
+    const more = el("button", { id: "more-steps" }, "more steps (" + next + " of " + total + " shown)");
+    if (d.query) {
+      more.addEventListener("click", async () => {
+        more.disabled = true;
+        try {
+          const page = await api("/api/attempt", Object.assign({}, d.query, { from: next }));
+          page.sweepId = d.sweepId;
+          page.trajectory.steps.forEach((s, i) => steps.appendChild(stepBlock(page, s, i)));
+          next = page.steps_next;
+          if (next === null || next === undefined) more.remove();
+          else more.textContent = "more steps (" + next + " of " + total + " shown)";
+        } catch (e) {
+          more.textContent = "could not load more steps: " + e.message;
+        }
+        more.disabled = false;
+      });
+    } else {
+      more.disabled = true;
+      more.textContent = next + " of " + total + " steps shown here; open the attempt for the rest";
+    }
+    parts.push(more);
+  }
   return parts;
 }
 
 async function attempt(p) {
   const q = Object.fromEntries(p.entries());
   const d = await api("/api/attempt", q);
+  d.query = q;
   setCrumbs(link("grid", { sweep: q.sweep, treatment: q.treatment }, q.sweep + " · " + q.treatment),
     link("cell", { sweep: q.sweep, treatment: q.treatment, site: d.site, condition: q.condition }, d.site + " " + q.condition),
     el("span", {}, q.uid + " rep " + q.rep + " attempt " + q.attempt));

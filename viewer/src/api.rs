@@ -8,25 +8,33 @@
 //!   own (`report` prints the same numbers).
 //! * `GET /api/attempts?sweep&treatment&site&condition[&outcome][&category]`:
 //!   one cell's attempts, filtered.
-//! * `GET /api/attempt?sweep&treatment&uid&condition&rep&attempt`: one
+//! * `GET /api/attempt?sweep&treatment&uid&condition&rep&attempt[&from]`: one
 //!   attempt's record and trajectory, with the observation lines each step's
-//!   perturbations touched.
+//!   perturbations touched. Steps come in pages ([`page_of`]): from step index
+//!   `from` (0 when absent), as many as fit in [`MAX_PAGE_BYTES`] of JSON,
+//!   every string of a step clipped to [`MAX_FIELD_BYTES`]; `steps_total`,
+//!   `steps_from` and `steps_next` (`null` on the last page) say where the
+//!   page is. A source reads a trajectory only within
+//!   [`MAX_TRAJECTORY_JSON_BYTES`], at most [`MAX_TRAJECTORY_READS`] at once.
 //! * `GET /api/pair?sweep&site&task&rep&lt&lc&rt&rc`: one unit (a family and a
 //!   rep) under two (treatment, condition) sides, each side its unit-outcome
 //!   attempt: src against tgt-exec, or one treatment against another.
 //! * `GET /api/screenshot?sweep&sha`: a screenshot's PNG.
 //! * `GET /api/events`: server-sent `sweep` events naming a sweep that changed,
-//!   for a live source; `204` for a source that never changes.
+//!   for a live source; `204` for a source that never changes. At most
+//!   [`MAX_EVENT_STREAMS`] are open at once, [`MAX_EVENT_STREAMS_PER_CLIENT`]
+//!   from one address; past either, `429`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -43,6 +51,76 @@ use crate::source::{Source, SourceError};
 
 /// The source every handler reads.
 pub type Shared = Arc<dyn Source>;
+
+/// The most of a trajectory's JSON a source reads for one request: the
+/// coordinator's bound on an upload (16 MiB). A larger one (stored before that
+/// bound) is refused with `422`, naming the bound; `sweep export` writes it whole.
+pub const MAX_TRAJECTORY_JSON_BYTES: usize = skillshift_common::blob::MAX_TRAJECTORY_JSON_BYTES;
+/// Trajectories read and paged at once, by all requests together; the next waits its turn.
+pub const MAX_TRAJECTORY_READS: usize = 2;
+/// The steps of one answer: at most 4 MiB of their JSON (a step alone past it is replaced by a note).
+pub const MAX_PAGE_BYTES: usize = 4 << 20;
+/// The bytes of one string of a step shown (an observation, an LLM reply, ...): 256 KiB, then a note.
+pub const MAX_FIELD_BYTES: usize = 256 << 10;
+
+/// Event streams open at once, from every client together.
+pub const MAX_EVENT_STREAMS: usize = 64;
+/// Event streams open at once from one client address (a page keeps one open).
+pub const MAX_EVENT_STREAMS_PER_CLIENT: usize = 4;
+
+/// The event streams open, in all and per client address.
+#[derive(Default)]
+pub struct EventStreams {
+    // A std mutex: a count and a small map, touched for a moment when a stream opens or closes.
+    open: std::sync::Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+/// One open stream; its count goes back when it is dropped (the client went away).
+pub struct StreamSlot {
+    streams: Arc<EventStreams>,
+    ip: IpAddr,
+}
+
+impl EventStreams {
+    /// A slot for a stream from `ip`, or why not.
+    pub fn take(self: &Arc<Self>, ip: IpAddr) -> Result<StreamSlot, String> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (all, per) = &mut *open;
+        let mine = per.get(&ip).copied().unwrap_or(0);
+        if *all >= MAX_EVENT_STREAMS {
+            return Err(format!("{MAX_EVENT_STREAMS} event streams are open, the limit; try again later"));
+        }
+        if mine >= MAX_EVENT_STREAMS_PER_CLIENT {
+            return Err(format!(
+                "{MAX_EVENT_STREAMS_PER_CLIENT} event streams are open from {ip}, the limit for one client"
+            ));
+        }
+        *all += 1;
+        per.insert(ip, mine + 1);
+        Ok(StreamSlot { streams: self.clone(), ip })
+    }
+
+    /// Streams open now, in all.
+    pub fn open(&self) -> usize {
+        self.open.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.streams.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (all, per) = &mut *open;
+        *all = all.saturating_sub(1);
+        if let Some(n) = per.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                per.remove(&self.ip);
+            }
+        }
+    }
+}
+
+static TRAJECTORY_READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_TRAJECTORY_READS);
 
 /// An answer that is not the expected JSON.
 #[derive(Debug)]
@@ -255,24 +333,102 @@ pub struct AttemptQuery {
     condition: String,
     rep: u32,
     attempt: u32,
+    /// The index of the first step to answer (0-based).
+    from: Option<usize>,
 }
 
-/// One attempt for the page: its record, its trajectory and, per step, the
-/// observation lines to mark and the failing sub-step of a skill.
-async fn attempt_view(src: &Shared, sweep: &str, r: &Record) -> Result<Value, ApiError> {
+/// `s` cut to at most `max` bytes (at a character boundary), with a note saying how much was cut.
+fn clip_field(s: &mut String, max: usize) {
+    if s.len() <= max {
+        return;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = s.len() - end;
+    s.truncate(end);
+    s.push_str(&format!("\n[{cut} more bytes not shown: the viewer shows {max} bytes of one field]"));
+}
+
+fn clip_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => clip_field(s, MAX_FIELD_BYTES),
+        Value::Array(a) => a.iter_mut().for_each(clip_strings),
+        Value::Object(o) => o.values_mut().for_each(clip_strings),
+        _ => {}
+    }
+}
+
+/// One page of a trajectory's steps ([`page_of`]).
+pub struct Page {
+    /// Each step as JSON, its strings clipped.
+    pub steps: Vec<Value>,
+    /// Per step, the observation lines its perturbations touched.
+    pub marks: Vec<Vec<usize>>,
+    /// Per step, the failing sub-step of its skill.
+    pub failed: Vec<Option<usize>>,
+    /// The next page's first step index, if any.
+    pub next: Option<usize>,
+}
+
+/// One page of steps: from index `from`, each as JSON with its strings
+/// clipped, while their JSON stays within [`MAX_PAGE_BYTES`] (a step alone past
+/// it becomes a note, so a page always moves on).
+pub fn page_of(t: &Trajectory, from: usize) -> Page {
+    let mut page = Page { steps: Vec::new(), marks: Vec::new(), failed: Vec::new(), next: None };
+    let mut used = 0usize;
+    for (i, s) in t.steps.iter().enumerate().skip(from) {
+        let mut v = serde_json::to_value(s).unwrap_or_else(|e| json!({"step": s.step, "error": e.to_string()}));
+        clip_strings(&mut v);
+        let mut len = serde_json::to_vec(&v).map_or(0, |b| b.len());
+        if len > MAX_PAGE_BYTES {
+            v = json!({"step": s.step, "url": "", "title": "", "observation": format!(
+                "[step {} is {len} bytes of JSON, past the {MAX_PAGE_BYTES} bytes the viewer answers at once]", s.step
+            ), "perturbations": [], "duration_ms": s.duration_ms, "screenshot": null});
+            len = 256;
+        }
+        if !page.steps.is_empty() && used + len > MAX_PAGE_BYTES {
+            page.next = Some(i);
+            return page;
+        }
+        used += len;
+        page.steps.push(v);
+        page.marks.push(perturbed_lines(&s.observation, &s.perturbations));
+        page.failed.push(s.skill.as_ref().and_then(|k| k.failed_step()));
+    }
+    page
+}
+
+/// One attempt for the page: its record, one page of its trajectory's steps
+/// from `from` and, per step, the observation lines to mark and the failing
+/// sub-step of a skill.
+async fn attempt_view(src: &Shared, sweep: &str, r: &Record, from: usize) -> Result<Value, ApiError> {
+    let read = TRAJECTORY_READS
+        .acquire()
+        .await
+        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "the viewer is stopping".into()))?;
     let t: Option<Trajectory> = src.trajectory(sweep, r).await?;
-    let marks: Vec<Vec<usize>> = t
-        .as_ref()
-        .map(|t| t.steps.iter().map(|s| perturbed_lines(&s.observation, &s.perturbations)).collect())
-        .unwrap_or_default();
-    let failed: Vec<Option<usize>> = t
-        .as_ref()
-        .map(|t| t.steps.iter().map(|s| s.skill.as_ref().and_then(|k| k.failed_step())).collect())
-        .unwrap_or_default();
-    Ok(json!({
-        "record": r, "category": category_of(r), "trajectory": t, "marks": marks, "failed_substep": failed,
-        "site": r.site, "task_id": r.uid.task_id,
-    }))
+    let mut view = json!({
+        "record": r, "category": category_of(r), "trajectory": null, "marks": [], "failed_substep": [],
+        "site": r.site, "task_id": r.uid.task_id, "steps_total": 0, "steps_from": from, "steps_next": null,
+    });
+    if let Some(mut t) = t {
+        let page = page_of(&t, from);
+        let total = t.steps.len();
+        t.steps.clear();
+        let mut tv =
+            serde_json::to_value(&t).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        clip_strings(&mut tv);
+        tv["steps"] = Value::Array(page.steps);
+        view["trajectory"] = tv;
+        view["marks"] = json!(page.marks);
+        view["failed_substep"] = json!(page.failed);
+        view["steps_total"] = json!(total);
+        view["steps_next"] = json!(page.next);
+    }
+    drop(read);
+    Ok(view)
 }
 
 pub async fn attempt(State(src): State<Shared>, Query(q): Query<AttemptQuery>) -> ApiResult {
@@ -300,7 +456,7 @@ pub async fn attempt(State(src): State<Shared>, Query(q): Query<AttemptQuery>) -
                 ),
             )
         })?;
-    Ok(Json(attempt_view(&src, &q.sweep, r).await?))
+    Ok(Json(attempt_view(&src, &q.sweep, r, q.from.unwrap_or(0)).await?))
 }
 
 #[derive(Deserialize)]
@@ -347,7 +503,7 @@ pub async fn pair(State(src): State<Shared>, Query(q): Query<PairQuery>) -> ApiR
     let mut sides = Vec::new();
     for (t, c) in [(&q.lt, lc), (&q.rt, rc)] {
         let side = match unit_attempt(&records, t, site, q.task, c, q.rep) {
-            Some(r) => attempt_view(&src, &q.sweep, r).await?,
+            Some(r) => attempt_view(&src, &q.sweep, r, 0).await?,
             None => json!({"missing": format!(
                 "no attempt of {site} task {} {c} rep {} in treatment '{}'", q.task, q.rep, short(t)
             )}),
@@ -369,11 +525,22 @@ pub async fn screenshot(State(src): State<Shared>, Query(q): Query<ShotQuery>) -
         .into_response())
 }
 
-pub async fn events(State(src): State<Shared>) -> Response {
+pub async fn events(
+    State(src): State<Shared>,
+    Extension(streams): Extension<Arc<EventStreams>>,
+    req: axum::extract::Request,
+) -> Response {
     let Some(rx) = src.changes() else {
         return StatusCode::NO_CONTENT.into_response();
     };
-    let stream = tokio_stream::wrappers::BroadcastStream::new(rx).map(|m| {
+    let ip = skillshift_coordinator::http_serve::peer(&req).map_or(IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+    let slot = match streams.take(ip) {
+        Ok(slot) => slot,
+        Err(why) => return ApiError(StatusCode::TOO_MANY_REQUESTS, why).into_response(),
+    };
+    let stream = tokio_stream::wrappers::BroadcastStream::new(rx).map(move |m| {
+        // The slot lives as long as the stream.
+        let _ = &slot;
         // A lagging reader missed some: an empty id asks the page to refresh whatever it shows.
         let id = m.unwrap_or_default();
         Ok::<Event, Infallible>(Event::default().event("sweep").data(id))

@@ -8,6 +8,9 @@
 //! on demand, each within a stated size bound, and only from inside the
 //! directory: a record's `trajectory` must be a relative path under
 //! `trajectories/`, and a screenshot is named by its 64-digit digest alone.
+//! Both are resolved (symbolic links followed) before they are read, and a
+//! file that resolves outside the directory is answered as missing (`404`):
+//! a link to `/etc/passwd` is never served.
 
 use std::io::BufReader;
 use std::path::{Component, Path, PathBuf};
@@ -22,8 +25,9 @@ use crate::source::{Source, SourceError, SweepInfo};
 
 /// The records file of an export.
 pub const RECORDS: &str = "per_task.jsonl";
-/// The largest trajectory file read: 256 MiB (an attempt may carry many large observations).
-pub const MAX_TRAJECTORY_BYTES: u64 = 256 << 20;
+/// The largest trajectory file read: 32 MiB, twice the coordinator's bound on a trajectory's JSON
+/// ([`crate::api::MAX_TRAJECTORY_JSON_BYTES`]), since an export writes it pretty-printed.
+pub const MAX_TRAJECTORY_BYTES: u64 = 2 * crate::api::MAX_TRAJECTORY_JSON_BYTES as u64;
 /// The largest screenshot served: 32 MiB.
 pub const MAX_SCREENSHOT_BYTES: u64 = 32 << 20;
 
@@ -43,6 +47,8 @@ pub enum OpenError {
 /// One export directory, shown as one sweep.
 pub struct ExportSource {
     dir: PathBuf,
+    /// `dir` resolved: every file read must resolve under it.
+    root: PathBuf,
     sweep: String,
     records: Arc<Vec<Record>>,
 }
@@ -73,7 +79,8 @@ impl ExportSource {
                 .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "export".to_string()),
         };
-        Ok(ExportSource { dir, sweep, records: Arc::new(records) })
+        let root = dir.canonicalize().map_err(|source| OpenError::Io { path: dir.clone(), source })?;
+        Ok(ExportSource { dir, root, sweep, records: Arc::new(records) })
     }
 
     /// The sweep id the export is shown under.
@@ -145,9 +152,22 @@ pub fn is_digest(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-fn read_trajectory(path: &Path, record: &Record) -> Result<Trajectory, SourceError> {
+/// `path` resolved, when it exists and resolves under `root`; otherwise not found
+/// (a link out of the export is never followed, and says no more than a missing file).
+pub fn inside(root: &Path, path: &Path) -> Result<PathBuf, SourceError> {
+    let missing = || SourceError::NotFound(format!("{}: no such file in the export", path.display()));
+    let real = path.canonicalize().map_err(|_| missing())?;
+    if real.starts_with(root) {
+        Ok(real)
+    } else {
+        Err(missing())
+    }
+}
+
+fn read_trajectory(root: &Path, path: &Path, record: &Record) -> Result<Trajectory, SourceError> {
     let shown = path.display();
-    let text = bounded::read_to_string(path, MAX_TRAJECTORY_BYTES).map_err(|e| match e.kind() {
+    let real = inside(root, path)?;
+    let text = bounded::read_to_string(&real, MAX_TRAJECTORY_BYTES).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             SourceError::NotFound(format!("{shown}: the record names it but it is missing"))
         }
@@ -196,8 +216,8 @@ impl Source for ExportSource {
             self.check_sweep(sweep)?;
             let Some(rel) = record.trajectory.as_deref() else { return Ok(None) };
             let path = trajectory_path(&self.dir, rel)?;
-            let record = record.clone();
-            tokio::task::spawn_blocking(move || read_trajectory(&path, &record).map(Some))
+            let (record, root) = (record.clone(), self.root.clone());
+            tokio::task::spawn_blocking(move || read_trajectory(&root, &path, &record).map(Some))
                 .await
                 .map_err(|e| SourceError::Unavailable(format!("reading a trajectory: {e}")))?
         })
@@ -210,16 +230,18 @@ impl Source for ExportSource {
                 return Err(SourceError::NotFound(format!("'{}' is not a screenshot digest", clip(sha256_hex))));
             }
             let path = self.dir.join(trajectory::DIR).join(trajectory::screenshot_name(sha256_hex));
-            tokio::task::spawn_blocking(move || read_png(&path))
+            let root = self.root.clone();
+            tokio::task::spawn_blocking(move || read_png(&root, &path))
                 .await
                 .map_err(|e| SourceError::Unavailable(format!("reading a screenshot: {e}")))?
         })
     }
 }
 
-fn read_png(path: &Path) -> Result<Vec<u8>, SourceError> {
+fn read_png(root: &Path, path: &Path) -> Result<Vec<u8>, SourceError> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|_| SourceError::NotFound(format!("no screenshot {shown}")))?;
+    let real = inside(root, path).map_err(|_| SourceError::NotFound(format!("no screenshot {shown}")))?;
+    let meta = std::fs::metadata(&real).map_err(|_| SourceError::NotFound(format!("no screenshot {shown}")))?;
     if meta.len() > MAX_SCREENSHOT_BYTES {
         return Err(SourceError::Invalid(format!(
             "{shown} is {}, more than the {} a screenshot may be",
@@ -227,7 +249,10 @@ fn read_png(path: &Path) -> Result<Vec<u8>, SourceError> {
             bounded::bytes(MAX_SCREENSHOT_BYTES)
         )));
     }
-    std::fs::read(path).map_err(|e| SourceError::Unavailable(format!("cannot read {shown}: {e}")))
+    if !meta.is_file() {
+        return Err(SourceError::NotFound(format!("no screenshot {shown}")));
+    }
+    std::fs::read(&real).map_err(|e| SourceError::Unavailable(format!("cannot read {shown}: {e}")))
 }
 
 #[cfg(test)]

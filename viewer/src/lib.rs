@@ -13,11 +13,17 @@
 //! (`assets/`): no CDN, no build step, so the page works with no internet. It
 //! renders every text with `textContent`, never as HTML. [`pages`] is the
 //! viewer without a token check, for a server that has its own (the
-//! coordinator's `--http` port); [`router`] adds `/healthz` and the check.
+//! coordinator's `--http` port); [`router`] adds `/healthz` and the check,
+//! and [`router_on`] adds, for a viewer listening on loopback, a check of the
+//! `Host` header ([`host`]): a page of another site that rebinds its name to
+//! 127.0.0.1 (DNS rebinding) sends its own name and is answered `421`.
+//! [`serve`] is the coordinator's bounded server (a connection cap, header and
+//! idle timeouts).
 
 pub mod api;
 pub mod auth;
 pub mod export;
+pub mod host;
 pub mod live;
 pub mod marks;
 pub mod source;
@@ -79,6 +85,7 @@ pub fn pages_at(index_path: &str, source: Arc<dyn Source>) -> Router {
         .route("/api/pair", get(api::pair))
         .route("/api/screenshot", get(api::screenshot))
         .route("/api/events", get(api::events))
+        .layer(axum::Extension(Arc::new(api::EventStreams::default())))
         .with_state(source)
 }
 
@@ -90,6 +97,17 @@ pub fn router(source: Arc<dyn Source>, token: Option<&str>) -> Router {
         None => pages,
     };
     Router::new().route("/healthz", get(|| async { "ok\n" })).merge(pages)
+}
+
+/// As [`router`], for a viewer listening on `listen`: on a loopback address, a
+/// request whose `Host` is not a loopback name is refused ([`host::require_loopback_host`]).
+pub fn router_on(source: Arc<dyn Source>, token: Option<&str>, listen: std::net::SocketAddr) -> Router {
+    let r = router(source, token);
+    if listen.ip().is_loopback() {
+        r.layer(middleware::from_fn(host::require_loopback_host))
+    } else {
+        r
+    }
 }
 
 /// The URL a browser opens for a viewer listening on `addr`, with the token when there is one.
@@ -114,11 +132,12 @@ fn percent_encoded(s: &str) -> String {
         .collect()
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves.
+/// Serves `router` on `listener` within `limits` until `shutdown` resolves.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
+    limits: skillshift_coordinator::http_serve::HttpLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+    skillshift_coordinator::http_serve::serve(listener, router, limits, shutdown).await
 }

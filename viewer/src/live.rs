@@ -15,7 +15,7 @@ use skillshift_coordinator::engine::ControlCmd;
 use skillshift_coordinator::server::PagesHook;
 use skillshift_coordinator::service::Handle;
 use skillshift_coordinator::status::{SweepState, SweepStatus};
-use skillshift_coordinator::store::Store;
+use skillshift_coordinator::store::{Store, TrajectoryError};
 use skillshift_proto::convert::AttemptKey;
 use skillshift_tasks::TaskCenter;
 use tokio::sync::broadcast;
@@ -172,7 +172,16 @@ impl Source for LiveSource {
                 for row in store.records(&id) {
                     let (key, stored) = row.map_err(|e| unavailable("records", e))?;
                     if same_attempt(&stored.record, &wanted) {
-                        return store.trajectory(&key).map_err(|e| unavailable("trajectory", e));
+                        return store.trajectory(&key, crate::api::MAX_TRAJECTORY_JSON_BYTES).map_err(|e| match e {
+                            TrajectoryError::TooLarge { limit } => SourceError::Invalid(format!(
+                                "the trajectory of {} {} is larger than the {} the viewer reads; \
+                                 `sweep export` writes it whole",
+                                wanted.uid,
+                                wanted.condition,
+                                skillshift_common::bounded::bytes(limit as u64)
+                            )),
+                            TrajectoryError::Store(e) => unavailable("trajectory", e),
+                        });
                     }
                 }
                 Err(SourceError::NotFound(format!("no attempt of {} in sweep '{}'", wanted.uid, clip(&id))))

@@ -296,3 +296,95 @@ async fn a_live_source_pushes_sweep_changes_as_server_sent_events_and_an_export_
         .expect("bytes");
     assert_eq!(String::from_utf8_lossy(&chunk), "event: sweep\ndata: sw-live\n\n");
 }
+
+/// A source holding one attempt whose trajectory is `steps` steps of `obs` bytes of observation each.
+struct Big {
+    record: Record,
+    steps: usize,
+    obs: usize,
+}
+
+impl Big {
+    fn new(steps: usize, obs: usize) -> Big {
+        let uid: skillshift_common::Uid = "skillshift.gitlab.v1.3".parse().expect("uid");
+        let mut record = Record::new(uid, skillshift_common::Condition::Src);
+        record.success = Some(false);
+        record.steps = Some(steps as u32);
+        record.treatment = Some("ASI".into());
+        record.sweep = Some("sw-big".into());
+        record.trajectory = Some("trajectories/ASI/x.json".into());
+        Big { record, steps, obs }
+    }
+}
+
+impl Source for Big {
+    fn sweeps(&self) -> BoxFuture<'_, Result<Vec<SweepInfo>, SourceError>> {
+        Box::pin(async { Ok(vec![SweepInfo { id: "sw-big".into(), live: false, state: None }]) })
+    }
+    fn records<'a>(&'a self, _sweep: &'a str) -> BoxFuture<'a, Result<Arc<Vec<Record>>, SourceError>> {
+        Box::pin(async { Ok(Arc::new(vec![self.record.clone()])) })
+    }
+    fn trajectory<'a>(&'a self, _: &'a str, r: &'a Record) -> BoxFuture<'a, Result<Option<Trajectory>, SourceError>> {
+        Box::pin(async move {
+            let mut t: Trajectory = serde_json::from_value(serde_json::json!({
+                "schema": "skillshift.trajectory/1",
+                "key": {"sweep": "sw-big", "treatment": "ASI", "uid": r.uid, "condition": "src", "rep": 0, "attempt": 0},
+                "intent": "i", "start_url": "http://x/", "agent": "skills", "model": null, "steps": [],
+                "score": null, "outcome": "failure", "failure_category": null, "error": null
+            }))
+            .expect("trajectory");
+            for i in 0..self.steps {
+                t.steps.push(
+                    serde_json::from_value(serde_json::json!({
+                        "step": i + 1, "url": "http://x/", "title": "", "observation": "o".repeat(self.obs),
+                        "action": "scroll [down]", "skill": null, "last_action_error": null, "llm": null,
+                        "duration_ms": 1, "screenshot": null
+                    }))
+                    .expect("step"),
+                );
+            }
+            Ok(Some(t))
+        })
+    }
+    fn screenshot<'a>(&'a self, _: &'a str, sha: &'a str) -> BoxFuture<'a, Result<Vec<u8>, SourceError>> {
+        Box::pin(async move { Err(SourceError::NotFound(format!("no screenshot {sha}"))) })
+    }
+}
+
+#[tokio::test]
+async fn a_long_trajectory_comes_in_pages_of_at_most_4_mib_with_each_string_clipped() {
+    // 100 steps of 200 kB observations: 20 MB of steps, which used to come back whole.
+    let app = router(Arc::new(Big::new(100, 200_000)), None);
+    let base = "/api/attempt?sweep=sw-big&treatment=ASI&uid=skillshift.gitlab.v1.3&condition=src&rep=0&attempt=0";
+    let (mut from, mut seen, mut pages) = (0u64, 0u64, 0);
+    loop {
+        let (status, body) = get(&app, &format!("{base}&from={from}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.len() <= skillshift_viewer::api::MAX_PAGE_BYTES + (64 << 10), "a page of {} bytes", body.len());
+        let v: Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(v["steps_total"], 100);
+        assert_eq!(v["steps_from"], from);
+        let steps = v["trajectory"]["steps"].as_array().expect("steps");
+        assert_eq!(steps[0]["step"], from + 1, "the page starts where it says");
+        assert_eq!(v["marks"].as_array().map(Vec::len), Some(steps.len()));
+        seen += steps.len() as u64;
+        pages += 1;
+        match v["steps_next"].as_u64() {
+            Some(next) => from = next,
+            None => break,
+        }
+    }
+    assert_eq!(seen, 100, "every step once");
+    assert!(pages >= 5, "{pages} pages");
+
+    // One observation of 1 MB is cut at 256 KiB, saying so.
+    let app = router(Arc::new(Big::new(1, 1 << 20)), None);
+    let v = json(&app, base).await;
+    let obs = v["trajectory"]["steps"][0]["observation"].as_str().expect("observation");
+    assert!(obs.len() < (256 << 10) + 200, "{} bytes", obs.len());
+    assert!(
+        obs.ends_with("[786432 more bytes not shown: the viewer shows 262144 bytes of one field]"),
+        "{}",
+        &obs[obs.len() - 100..]
+    );
+}

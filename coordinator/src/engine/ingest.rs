@@ -24,10 +24,21 @@
 //! and stored nowhere.
 //!
 //! A trajectory is taken under the same ownership rule, and only when the key
-//! it names itself by is its attempt's; it is stored (replacing a resent
-//! copy) and answered with `trajectory_ack` once durable, or refused with
-//! `trajectory_reject`. The record the coordinator writes for an attempt it
-//! gave up on carries that reason as its failure category.
+//! it names itself by is its attempt's; it is answered with `trajectory_ack`
+//! once durable, or refused with `trajectory_reject`. The record the
+//! coordinator writes for an attempt it gave up on carries that reason as its
+//! failure category.
+//!
+//! Uploads are checked before they cost anything ([`Input::UploadCheck`]):
+//! the session reader asks whether the worker holds the attempt before it
+//! keeps a byte of a blob, and again, with the blob's digest, before it
+//! inflates it. An attempt keeps one trajectory: a re-upload of the same blob
+//! is acknowledged and stores nothing, a different blob for an attempt that
+//! has one is refused. A sweep's stored trajectories are charged against its
+//! quota (`--max-trajectory-bytes-per-sweep`); one that would pass it is
+//! refused, naming the numbers.
+//!
+//! [`Input::UploadCheck`]: super::Input::UploadCheck
 
 use std::sync::Arc;
 
@@ -37,9 +48,23 @@ use skillshift_proto::convert::AttemptKey;
 use skillshift_telemetry::context as trace_context;
 
 use super::units::Slot;
-use super::{Conn, Effect, Engine, Outbound, RECORD_TOO_LARGE};
+use super::{Conn, Effect, Engine, Outbound, Upload, RECORD_TOO_LARGE};
 use crate::planner;
 use crate::store::{StoreOp, StoredRecord, StoredTrajectory};
+
+/// The id the engine keeps of a trajectory's blob: the first 8 bytes of its SHA-256 (hex). Two blobs
+/// with one id are taken for the same one; the second is then acknowledged and not stored, so a
+/// collision costs nothing.
+pub fn blob_id(sha256_hex: &str) -> u64 {
+    let mut b = [0u8; 8];
+    if let Ok(v) = hex::decode(sha256_hex.get(..16).unwrap_or("")) {
+        b.copy_from_slice(&v);
+    }
+    u64::from_be_bytes(b).max(1)
+}
+
+/// The id of a trajectory stored before blobs had their digest kept: any re-upload of it is the same.
+pub(super) const UNKNOWN_BLOB: u64 = 0;
 
 /// Checks `rec`'s identity against the spec of the attempt it claims to be,
 /// filling the identity fields it left out. `Err` is the reason to refuse it.
@@ -167,9 +192,64 @@ impl Engine {
             );
             return refuse(self, key, reason);
         }
-        self.ops.push(StoreOp::Trajectory(key.clone(), t));
+        let id = blob_id(&t.row.blob_sha256);
+        if let Err(reason) = self.trajectory_room(idx, &key, id, t.row.bytes) {
+            return refuse(self, key, reason);
+        }
+        let s = &mut self.sweeps[idx];
+        let fresh = s.trajectories.insert((key.unit, key.attempt), id).is_none();
+        if fresh {
+            s.trajectory_bytes = s.trajectory_bytes.saturating_add(t.row.bytes);
+            self.ops.push(StoreOp::Trajectory(key.clone(), t));
+        }
         let msg = Outbound::TrajectoryAck(key);
         self.effects.push(Effect::Send { worker: worker.to_string(), conn: conn.clone(), msg });
+    }
+
+    /// Whether the attempt may store the blob `id` of `bytes`: `Ok(true)` when it holds that blob
+    /// already, `Ok(false)` when it holds none and the sweep's quota has room, `Err` why not.
+    fn trajectory_room(&self, idx: usize, key: &AttemptKey, id: u64, bytes: u64) -> Result<bool, String> {
+        let s = &self.sweeps[idx];
+        match s.trajectories.get(&(key.unit, key.attempt)) {
+            Some(&had) if had == id || had == UNKNOWN_BLOB => return Ok(true),
+            Some(_) => {
+                return Err(format!(
+                    "attempt {} of unit {} already has a trajectory, from another blob; an attempt keeps one",
+                    key.attempt, key.unit
+                ))
+            }
+            None => {}
+        }
+        let quota = self.limits.max_trajectory_bytes_per_sweep;
+        if s.trajectory_bytes.saturating_add(bytes) > quota {
+            return Err(format!(
+                "sweep '{}' stores {} bytes of trajectories; {bytes} more would pass its quota of {quota} bytes \
+                 (--max-trajectory-bytes-per-sweep)",
+                key.sweep, s.trajectory_bytes
+            ));
+        }
+        Ok(false)
+    }
+
+    /// Answers [`super::Input::UploadCheck`]: the attempt must be leased to `worker`; with a blob id, an
+    /// attempt holding that blob is [`Upload::Same`], one holding another is refused; and the sweep's
+    /// quota must have room (for `blob: None`, any room at all).
+    pub(super) fn upload_check(&self, worker: &str, key: &AttemptKey, blob: Option<u64>) -> Result<Upload, String> {
+        let (idx, _) = self.assigned(key)?;
+        if !self.holds(worker, idx, key) {
+            return Err(Self::not_holder(key));
+        }
+        match blob {
+            Some(id) => Ok(if self.trajectory_room(idx, key, id, 0)? { Upload::Same } else { Upload::New }),
+            None => {
+                // Room for one byte, and the attempt's own trajectory, whatever it is, may still be resent.
+                let s = &self.sweeps[idx];
+                if s.trajectories.contains_key(&(key.unit, key.attempt)) {
+                    return Ok(Upload::New);
+                }
+                self.trajectory_room(idx, key, 1, 1).map(|_| Upload::New)
+            }
+        }
     }
 
     /// A record too large to accept: refused, and its running attempt ends as `error`.

@@ -45,6 +45,7 @@ use skillshift_proto::convert::AttemptKey;
 use skillshift_telemetry::metrics::CoordinatorMetrics;
 use tokio::sync::{mpsc, oneshot};
 
+pub use self::ingest::blob_id;
 pub use self::sources::{Clock, Ids, ManualClock, RandomIds, SequentialIds, SystemClock};
 use self::spans::Spans;
 use self::units::SweepRun;
@@ -92,6 +93,15 @@ pub enum WorkerEvent {
     AckRequest(Vec<AttemptKey>),
     /// An attempt's whole trajectory, with the key it names itself by.
     Trajectory(AttemptKey, Box<skillshift_common::trajectory::Key>, Arc<StoredTrajectory>),
+}
+
+/// What [`Input::UploadCheck`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upload {
+    /// The attempt has no trajectory yet: go on.
+    New,
+    /// The attempt already holds this blob (a resend after a lost ack): acknowledge, store nothing.
+    Same,
 }
 
 /// A message to a worker, converted to the wire at the edge.
@@ -154,6 +164,15 @@ pub enum Input {
     Disconnect {
         worker: String,
         conn: u64,
+    },
+    /// May `worker` upload a trajectory for `key`? Asked by the session reader before it keeps
+    /// any of a blob (`blob: None`) and, with the blob's id ([`ingest::blob_id`]), before it
+    /// inflates the whole blob. Answered at once, writing nothing.
+    UploadCheck {
+        worker: String,
+        key: AttemptKey,
+        blob: Option<u64>,
+        reply: oneshot::Sender<Result<Upload, String>>,
     },
     Control(ControlCmd),
     Tick,
@@ -262,6 +281,9 @@ impl Engine {
             }
             Input::Worker { worker, conn, event } => self.worker_event(&worker, conn, event, now),
             Input::Disconnect { worker, conn } => self.disconnect(&worker, conn),
+            Input::UploadCheck { worker, key, blob, reply } => {
+                let _ = reply.send(self.upload_check(&worker, &key, blob));
+            }
             Input::Control(cmd) => self.control(cmd, now),
             Input::Tick => self.tick(now),
             Input::Shutdown => {}

@@ -74,6 +74,10 @@ impl Engine {
             s.spent = spent;
             s.costed = costed;
             s.dearest = dearest;
+            for (k, row) in &r.trajectories {
+                s.trajectories.insert((k.unit, k.attempt), super::ingest::blob_id(&row.blob_sha256));
+                s.trajectory_bytes = s.trajectory_bytes.saturating_add(row.bytes);
+            }
             // The attempts still running may yet spend: they hold their reservations again.
             let running: Vec<(u32, u32)> = (0..s.slots.len())
                 .flat_map(|u| (0..s.slots[u].len()).map(move |a| (u, a)))

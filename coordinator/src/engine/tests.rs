@@ -148,7 +148,13 @@ impl Harness {
         for op in &self.ops {
             match op {
                 StoreOp::CreateSweep(m, u) => {
-                    let rows = SweepRows { meta: m.clone(), units: u.clone(), attempts: vec![], records: vec![] };
+                    let rows = SweepRows {
+                        meta: m.clone(),
+                        units: u.clone(),
+                        attempts: vec![],
+                        records: vec![],
+                        trajectories: vec![],
+                    };
                     sweeps.insert(m.id.clone(), rows);
                 }
                 StoreOp::Sweep(m) => {
@@ -810,7 +816,8 @@ fn a_trajectory_is_stored_and_acked_only_from_its_holder_and_under_its_own_key()
         k.attempt,
     );
     let named = Key::for_attempt(&spec);
-    let t = std::sync::Arc::new(crate::store::StoredTrajectory { compressed: vec![1, 2, 3], screenshots: vec![] });
+    let row = crate::store::TrajectoryRow { blob_sha256: "ab".repeat(32), bytes: 3 };
+    let t = std::sync::Arc::new(crate::store::StoredTrajectory { compressed: vec![1, 2, 3], screenshots: vec![], row });
     let trajectories = |h: &Harness| h.ops.iter().filter(|op| matches!(op, StoreOp::Trajectory(..))).count();
     let replies = |h: &mut Harness, who: &str| {
         let mut out = Vec::new();
@@ -846,6 +853,93 @@ fn a_trajectory_is_stored_and_acked_only_from_its_holder_and_under_its_own_key()
     h.step(Input::Worker { worker: w.clone(), conn: c, event: event(&k, &named) });
     assert_eq!(trajectories(&h), 1, "stored once it is its holder's, under its own key");
     assert_eq!(replies(&mut h, &w), vec![format!("ack {}", k.unit)]);
+
+    // The same blob again: acknowledged, nothing more stored. Another blob for the attempt: refused.
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: event(&k, &named) });
+    assert_eq!(trajectories(&h), 1, "a re-upload stores nothing");
+    assert_eq!(replies(&mut h, &w), vec![format!("ack {}", k.unit)]);
+    let mut other_blob = (*t).clone();
+    other_blob.row.blob_sha256 = "cd".repeat(32);
+    let e2 = WorkerEvent::Trajectory(k.clone(), Box::new(named.clone()), std::sync::Arc::new(other_blob));
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: e2 });
+    assert_eq!(trajectories(&h), 1);
+    assert_eq!(
+        replies(&mut h, &w),
+        vec![format!(
+            "reject {}: attempt 0 of unit {} already has a trajectory, from another blob; an attempt keeps one",
+            k.unit, k.unit
+        )]
+    );
+}
+
+/// What [`Input::UploadCheck`] answers.
+fn upload_check(h: &mut Harness, worker: &str, key: &AttemptKey, blob: Option<u64>) -> Result<Upload, String> {
+    let (reply, mut rx) = tokio::sync::oneshot::channel();
+    h.step(Input::UploadCheck { worker: worker.to_string(), key: key.clone(), blob, reply });
+    rx.try_recv().expect("answered at once")
+}
+
+#[test]
+fn an_upload_is_checked_against_its_holder_its_stored_blob_and_the_sweeps_quota_before_it_is_taken() {
+    use skillshift_common::trajectory::Key;
+    let limits = Limits { max_trajectory_bytes_per_sweep: 100, ..Limits::default() };
+    let mut h = Harness::with_limits(limits);
+    h.submit(spec(1));
+    let (w, c) = h.worker(all_hosts(), 2);
+    let mut keys = h.assigned(&w);
+    assert_eq!(keys.len(), 2, "two slots, two attempts");
+    let (k2, k) = (keys.pop().expect("two"), keys.pop().expect("assignments"));
+    let (other, _) = h.worker(all_hosts(), 1);
+    let not_leased = format!("attempt 0 of unit {} was not leased to this worker", k.unit);
+    assert_eq!(upload_check(&mut h, &other, &k, None), Err(not_leased.clone()), "a non-holder, before any byte");
+    assert_eq!(upload_check(&mut h, &other, &k, Some(7)), Err(not_leased));
+    let never = AttemptKey { attempt: 5, ..k.clone() };
+    assert!(upload_check(&mut h, &w, &never, None).expect_err("never assigned").contains("never assigned"));
+    assert_eq!(upload_check(&mut h, &w, &k, None), Ok(Upload::New));
+
+    // The holder stores a blob of 60 bytes: the same blob is `Same`, another refused.
+    let s = &h.e.sweeps[h.e.by_id[&k.sweep]];
+    let spec_of = |key: &AttemptKey| {
+        crate::planner::attempt_spec(
+            &s.meta.id,
+            &s.meta.spec,
+            &s.meta.config_digest,
+            &s.units[key.unit as usize],
+            key.attempt,
+        )
+    };
+    let (named, named2) = (Key::for_attempt(&spec_of(&k)), Key::for_attempt(&spec_of(&k2)));
+    let stored = |sha: &str, bytes: u64| {
+        let row = crate::store::TrajectoryRow { blob_sha256: sha.repeat(32), bytes };
+        std::sync::Arc::new(crate::store::StoredTrajectory { compressed: vec![0; 4], screenshots: vec![], row })
+    };
+    let ev = WorkerEvent::Trajectory(k.clone(), Box::new(named), stored("ab", 60));
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: ev });
+    let id = blob_id(&"ab".repeat(32));
+    assert_eq!(upload_check(&mut h, &w, &k, Some(id)), Ok(Upload::Same));
+    assert!(upload_check(&mut h, &w, &k, Some(id + 1)).expect_err("another blob").contains("already has a trajectory"));
+
+    // 60 of 100 bytes used: the next attempt's 50 bytes are refused, naming the numbers.
+    h.sent.clear();
+    let ev = WorkerEvent::Trajectory(k2.clone(), Box::new(named2), stored("ef", 50));
+    h.step(Input::Worker { worker: w.clone(), conn: c, event: ev });
+    let refused: Vec<String> = h
+        .sent
+        .iter()
+        .filter_map(|(_, m)| match m {
+            Outbound::TrajectoryReject(_, reason, _) => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        vec![format!(
+            "sweep '{}' stores 60 bytes of trajectories; 50 more would pass its quota of 100 bytes \
+             (--max-trajectory-bytes-per-sweep)",
+            k.sweep
+        )]
+    );
+    assert_eq!(h.ops.iter().filter(|op| matches!(op, StoreOp::Trajectory(..))).count(), 1);
 }
 
 #[test]

@@ -83,6 +83,12 @@ pub(super) struct SweepRun {
     reserved: f64,
     /// Why each `error` attempt (unit, attempt) errored: its `error` and `error_detail` (`sweep status` counts them).
     errors: HashMap<(u32, u32), String>,
+    /// The stored trajectory of each attempt (unit, attempt) that has one: the first 8 bytes of its
+    /// blob's SHA-256 ([`super::ingest::blob_id`]), or [`super::ingest::UNKNOWN_BLOB`] for one stored
+    /// before blobs had their digest kept.
+    pub(super) trajectories: HashMap<(u32, u32), u64>,
+    /// Bytes its stored trajectories are charged against the sweep's quota.
+    pub(super) trajectory_bytes: u64,
 }
 
 impl SweepRun {
@@ -108,6 +114,8 @@ impl SweepRun {
             reservations: HashMap::new(),
             reserved: 0.0,
             errors: HashMap::new(),
+            trajectories: HashMap::new(),
+            trajectory_bytes: 0,
         }
     }
 

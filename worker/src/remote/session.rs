@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use std::collections::VecDeque;
 
-use skillshift_common::blob::{Blob, MAX_BLOB_BYTES};
+use skillshift_common::blob::{Blob, Limits, MAX_BLOB_BYTES};
 use skillshift_common::{Outcome, Record, Site, Version};
 use skillshift_proto::convert::AttemptKey;
 use skillshift_tasks::TaskCenter;
@@ -547,8 +547,12 @@ fn encode(mut record: Record, trajectory: Option<Blob>) -> (Record, Option<Vec<u
     let Some(mut blob) = trajectory else { return (record, None) };
     for attempt in 0..2 {
         match blob.encode() {
-            Ok(bytes) if bytes.len() <= MAX_BLOB_BYTES => return (record, Some(bytes)),
-            Ok(bytes) => tracing::warn!(bytes = bytes.len(), attempt, "trajectory past the blob limit"),
+            // Within the coordinator's bounds, compressed and inflated part by part, or it would be refused.
+            Ok(bytes) => match blob.within(&Limits::DEFAULT) {
+                Ok(()) if bytes.len() <= MAX_BLOB_BYTES => return (record, Some(bytes)),
+                Ok(()) => tracing::warn!(bytes = bytes.len(), attempt, "trajectory past the blob limit"),
+                Err(e) => tracing::warn!(error = %e, attempt, "trajectory past the blob limit"),
+            },
             Err(e) => {
                 tracing::error!(error = %e, "trajectory could not be encoded");
                 return (record, None);
