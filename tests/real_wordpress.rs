@@ -175,6 +175,8 @@ fn the_real_wordpress_runs_resets_and_audits_as_the_fixture_does() {
     assert!(unexpected.is_empty(), "task-versions not ok on the real instances: {unexpected:?}");
 }
 
-/// v2 templates whose fixture evaluator does not hold on 6.1.9 (docs/real-sites.md, fidelity table): the
-/// fixture's v2 site-editor routes (`site-editor.php?path=/navigation`, ...) came in 6.3-6.5.
-const FIDELITY_V2: [u64; 1] = [16];
+/// v2 templates whose first task is not `ok` on 6.1.9 for a reason the fidelity table of docs/real-sites.md
+/// gives: 16, the fixture's v2 site-editor routes (`site-editor.php?path=/navigation`, ...) came in 6.3-6.5;
+/// 8, the block editor's save of a tag goes through the REST API after "Update" and on a loaded machine can
+/// land after the scorer reads the tag's archive (it passes on most runs).
+const FIDELITY_V2: [u64; 2] = [8, 16];
