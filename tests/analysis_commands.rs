@@ -162,7 +162,9 @@ fn calibrate_anchor_then_grade_passes_a_match_and_fails_a_shift() {
     let dir = tempfile::tempdir().expect("tempdir");
     let reference = synthetic(dir.path(), "reference.jsonl", "reference", 40, 9);
     let anchor = dir.path().join("anchor.json");
-    let o = skillshift(&["calibrate", "anchor", "--records", s(&reference), "--out", s(&anchor)]);
+    // No contract.json beside hand-made records: --agent says who produced them.
+    let o =
+        skillshift(&["calibrate", "anchor", "--agent", "reference", "--records", s(&reference), "--out", s(&anchor)]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let a: Value = serde_json::from_str(&std::fs::read_to_string(&anchor).expect("anchor")).expect("json");
     assert_eq!(a["status"], "published");

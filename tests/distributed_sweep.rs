@@ -199,7 +199,7 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
     let anchor = sb.path("anchor.json");
     let records = sb.path("anchor-run/per_task.jsonl");
     let made = std::process::Command::new(support::BIN)
-        .args(["calibrate", "anchor", "--model", "simulated", "--records"])
+        .args(["calibrate", "anchor", "--model", "simulated", "--allow-simulated", "--records"])
         .arg(&records)
         .arg("--out")
         .arg(&anchor)
@@ -213,8 +213,16 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
 
     // calibrate with no --records: submits 180 runs, waits, exports, grades.
     let out_dir = sb.path("calibration");
-    let run =
-        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    let run = calibrate(
+        &sb,
+        &[
+            "--reference",
+            anchor.to_str().expect("utf-8"),
+            "--out",
+            out_dir.to_str().expect("utf-8"),
+            "--allow-simulated",
+        ],
+    );
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -231,14 +239,23 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
     // An anchor this environment does not match: one cell's SR moved far beyond its sigma.
     a["cells"]["gitlab"]["tgt"]["SR"] = serde_json::json!({"value": 99.0, "sigma": 0.5});
     std::fs::write(&anchor, a.to_string()).expect("write anchor");
-    let run =
-        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    let run = calibrate(
+        &sb,
+        &[
+            "--reference",
+            anchor.to_str().expect("utf-8"),
+            "--out",
+            out_dir.to_str().expect("utf-8"),
+            "--allow-simulated",
+        ],
+    );
     assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stdout));
     assert!(String::from_utf8_lossy(&run.stdout).contains("FAIL"));
 
     // A step budget other than the anchor's is refused before anything is submitted.
     let before = String::from_utf8_lossy(&sb.sweep(&["list"]).stdout).lines().count();
-    let run = calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--max-steps", "5"]);
+    let run =
+        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--max-steps", "5", "--allow-simulated"]);
     assert_eq!(run.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&sb.sweep(&["list"]).stdout).lines().count(), before, "nothing submitted");
 }
@@ -275,6 +292,7 @@ fn a_two_treatment_sweep_pairs_its_units_and_a_reused_baseline_runs_only_the_can
             .args(["compare", "--baseline", file.to_str().expect("utf-8"), "--candidate"])
             .arg(file)
             .args(["--treatment-baseline", "CONTROL", "--treatment-candidate", "example", "--format", "json"])
+            .arg("--allow-simulated")
             .output()
             .expect("compare");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

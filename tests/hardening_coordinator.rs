@@ -150,7 +150,13 @@ struct HandMade {
 async fn hand_made(ch: &Channel, previous: &str, free_slots: u32) -> Result<HandMade, tonic::Status> {
     let mut worker = WorkerClient::new(ch.clone()).max_decoding_message_size(64 << 20);
     let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-    let reg = v1::RegisterRequest { name: "hand-made".into(), hosts, slots: 1, previous_id: previous.into() };
+    let reg = v1::RegisterRequest {
+        name: "hand-made".into(),
+        hosts,
+        slots: 1,
+        previous_id: previous.into(),
+        simulated: false,
+    };
     let credential = worker.register(authed(reg)).await?.into_inner().worker_id;
     let (tx, rx) = mpsc::channel(8);
     let hello = v1::Hello { worker_id: credential.clone(), running: Vec::new(), free_slots };
@@ -291,7 +297,13 @@ fn registrations_are_bounded_by_max_workers() {
         let mut worker = WorkerClient::new(ch.clone());
         for i in 0..200 {
             let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-            let reg = v1::RegisterRequest { name: format!("flood-{i}"), hosts, slots: 1, previous_id: String::new() };
+            let reg = v1::RegisterRequest {
+                name: format!("flood-{i}"),
+                hosts,
+                slots: 1,
+                previous_id: String::new(),
+                simulated: false,
+            };
             worker.register(authed(reg)).await.expect("an idle registration makes room");
         }
         let mut control = ControlClient::new(ch);
@@ -300,7 +312,13 @@ fn registrations_are_bounded_by_max_workers() {
         assert_eq!(listed.workers.iter().filter(|w| w.name == "flood-199").count(), 1, "the newest are kept");
         // A name past the bound is refused, naming it.
         let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-        let reg = v1::RegisterRequest { name: "n".repeat(1 << 20), hosts, slots: 1, previous_id: String::new() };
+        let reg = v1::RegisterRequest {
+            name: "n".repeat(1 << 20),
+            hosts,
+            slots: 1,
+            previous_id: String::new(),
+            simulated: false,
+        };
         let e = worker.register(authed(reg)).await.expect_err("a 1 MiB name");
         assert_eq!(e.code(), Code::InvalidArgument);
         assert_eq!(e.message(), "worker name is 1048576 bytes; the limit is 256");

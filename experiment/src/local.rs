@@ -80,6 +80,9 @@ fn random_token() -> String {
 /// treatment under `out`, and returns the reports.
 pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
     let planned = crate::spec::build(&s.sweep)?;
+    // Reports (and the `compare` lines) follow the treatments as given, the baseline first, whichever
+    // came from a reused file.
+    let order: Vec<String> = planned.treatments.iter().map(|t| t.name.clone()).collect();
     let baseline = s.sweep.reuse_baseline.as_deref().map(|p| crate::reuse::for_spec(p, &planned)).transpose()?;
     let spec = match &baseline {
         Some(b) => {
@@ -198,7 +201,8 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
     rt.shutdown_timeout(Duration::from_secs(5));
     let completed = completed?;
     let set = skillshift_analysis::records::read_file(&records)?;
-    let names: Vec<String> = set.names().into_iter().map(String::from).collect();
+    let mut names: Vec<String> = set.names().into_iter().map(String::from).collect();
+    names.sort_by_key(|n| order.iter().position(|o| o == n).unwrap_or(order.len()));
     let mut reports = Vec::new();
     // A sweep over part of the grid reports the part it ran, as it asked to.
     let partial = s.sweep.families.is_some()

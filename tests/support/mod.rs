@@ -62,6 +62,10 @@ pub struct Sandbox {
     coordinator: Option<Child>,
     pub workers: Vec<Child>,
     coordinator_starts: u32,
+    /// Its workers run real browsers: `sweep start` then submits a real sweep. By default the sandbox's
+    /// workers are `--simulate` ones, which take only sweeps whose contract says `simulated`, so
+    /// [`Sandbox::sweep`] adds `--simulated` to every `start`.
+    pub real_workers: bool,
 }
 
 impl Sandbox {
@@ -80,6 +84,7 @@ impl Sandbox {
             coordinator: None,
             workers: Vec::new(),
             coordinator_starts: 0,
+            real_workers: false,
         };
         sb.start_coordinator("127.0.0.1:0");
         for _ in 0..workers {
@@ -181,8 +186,12 @@ impl Sandbox {
     /// `skillshift sweep ARGS...` against this coordinator.
     pub fn sweep(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(BIN);
+        let mut args = args.to_vec();
+        if args.first() == Some(&"start") && !self.real_workers && !args.contains(&"--simulated") {
+            args.insert(1, "--simulated");
+        }
         cmd.arg("sweep")
-            .args(args)
+            .args(&args)
             .args(self.client_tls_args())
             .env("SKILLSHIFT_COORDINATOR", self.url())
             .env_remove("SKILLSHIFT_TOKEN");

@@ -94,7 +94,7 @@ impl Harness {
     fn register(&mut self, hosts: Vec<(Site, Version)>, slots: u32, previous: Option<&str>) -> Result<String, Refused> {
         let (tx, mut rx) = oneshot::channel();
         let previous = previous.map(String::from);
-        self.step(Input::Register { name: "w".into(), hosts, slots, previous, reply: tx });
+        self.step(Input::Register { name: "w".into(), hosts, simulated: false, slots, previous, reply: tx });
         let credential = rx.try_recv().expect("answered after the commit")?;
         let (id, _) = credential.split_once('.').expect("a credential is <id>.<secret>");
         self.credentials.insert(id.to_string(), credential.clone());

@@ -37,6 +37,8 @@ pub(super) struct WorkerEntry {
     pub(super) hosts: Vec<(Site, Version)>,
     /// The hosted site-versions as a bit set of [`sv_index`].
     pub(super) mask: u8,
+    /// Makes its records up (`worker --simulate`): runs the units of simulated sweeps only.
+    pub(super) simulated: bool,
     pub(super) slots: u32,
     pub(super) conn: Option<Conn>,
     pub(super) credits: u32,
@@ -98,6 +100,7 @@ impl Engine {
         &mut self,
         name: String,
         hosts: Vec<(Site, Version)>,
+        simulated: bool,
         slots: u32,
         previous: Option<String>,
         now: Instant,
@@ -116,6 +119,7 @@ impl Engine {
                     w.name = name;
                     w.hosts = hosts;
                     w.mask = mask;
+                    w.simulated = simulated;
                     w.slots = slots;
                     w.last_seen = now;
                 }
@@ -149,6 +153,7 @@ impl Engine {
                 name,
                 hosts,
                 mask,
+                simulated,
                 slots,
                 conn: None,
                 credits: 0,
@@ -178,6 +183,7 @@ impl Engine {
                     name: row.name,
                     hosts: Vec::new(),
                     mask: 0,
+                    simulated: false,
                     slots: 0,
                     conn: None,
                     credits: 0,

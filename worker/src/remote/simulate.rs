@@ -170,6 +170,10 @@ impl Executor for SimulatedExecutor {
         self.slots
     }
 
+    fn simulated(&self) -> bool {
+        true
+    }
+
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {
         let base = self.duration;
         let llm = self.llm.clone().filter(|_| spec.agent != "skills");
