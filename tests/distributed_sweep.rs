@@ -274,8 +274,19 @@ fn a_two_treatment_sweep_pairs_its_units_and_a_reused_baseline_runs_only_the_can
     let digests: std::collections::BTreeSet<_> = records.iter().map(|r| r["config_digest"].to_string()).collect();
     assert_eq!(digests.len(), 1, "one contract for both treatments");
 
-    // A second sweep reusing the first's CONTROL: only example's 18 units run.
-    let base = first.to_str().expect("utf-8").to_string();
+    // A second sweep reusing the first's CONTROL: only example's 18 units run. (The whole first run would
+    // be refused: it holds every treatment, so nothing would be left to run.)
+    let whole = first.to_str().expect("utf-8").to_string();
+    let mut again = two.to_vec();
+    again.extend(["--reuse-baseline", &whole]);
+    let fam = sb.families(3);
+    let mut start = vec!["start", "--sites", "gitlab", "--skills", "none", "--families", fam.to_str().expect("utf-8")];
+    start.extend(again.iter().copied());
+    let o = sb.sweep(&start);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("it holds every treatment of the sweep"));
+    let baseline = support::only_treatment(&first, "CONTROL", &sb.path("baseline"));
+    let base = baseline.to_str().expect("utf-8").to_string();
     let mut args = two.to_vec();
     args.extend(["--reuse-baseline", &base]);
     let id2 = sb.submit(3, &args);
@@ -287,6 +298,11 @@ fn a_two_treatment_sweep_pairs_its_units_and_a_reused_baseline_runs_only_the_can
     let merged = support::read_records(&second);
     assert_eq!(merged.iter().filter(|r| r["treatment"] == "CONTROL").count(), 18);
     assert!(merged.iter().filter(|r| r["treatment"] == "CONTROL").all(|r| r["sweep"] == id.as_str()));
+    // The reused treatment is the baseline: first in the merged contract.
+    let contract: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.path("contract.json")).expect("contract")).expect("json");
+    let order: Vec<&String> = contract["treatments"].as_object().expect("treatments").keys().collect();
+    assert_eq!(order, ["CONTROL", "example"], "{contract}");
     let compare = |file: &std::path::Path| {
         let o = std::process::Command::new(support::BIN)
             .args(["compare", "--baseline", file.to_str().expect("utf-8"), "--candidate"])

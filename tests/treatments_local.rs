@@ -113,7 +113,9 @@ fn two_treatments_in_one_local_run_reach_a_verdict_and_a_changed_field_is_direct
     assert!(text.contains("max_steps") && text.contains("directional only"), "{text}");
 
     // The baseline reused: only the candidate's units run, and the comparison is the one-sweep comparison.
-    let base = records.display().to_string();
+    // (The whole run holds both treatments and would be refused: nothing would be left to run.)
+    let baseline = support::only_treatment(&records, "CONTROL", &dir.path().join("baseline"));
+    let base = baseline.display().to_string();
     let mut reuse = TWO.to_vec();
     reuse.extend(["--reuse-baseline", &base]);
     let err = ok(&local(dir.path(), "reused", &reuse));

@@ -341,6 +341,24 @@ pub fn read_records(path: &Path) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).expect("a JSON record per line")).collect()
 }
 
+/// A run of `treatment` alone: its records of `records` (lines kept as written) and the contract.json
+/// beside them, copied into `dir`; returns the new records file. A reuse file that holds every treatment
+/// of a sweep is refused, so a baseline to reuse is cut out of a two-treatment run this way.
+pub fn only_treatment(records: &Path, treatment: &str, dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let from = records.parent().expect("a folder").join("contract.json");
+    std::fs::copy(from, dir.join("contract.json")).expect("copy contract.json");
+    let text = std::fs::read_to_string(records).expect("records file");
+    let kept: String = text
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["treatment"] == treatment))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let out = dir.join("per_task.jsonl");
+    std::fs::write(&out, kept).expect("write records");
+    out
+}
+
 /// The record key of docs/formats.md#record-validation: (treatment, uid, condition, rep, attempt).
 pub fn key(r: &Value) -> (String, String, String, u64, u64) {
     (
