@@ -126,9 +126,15 @@ mod tests {
     fn simulated_workers_run_simulated_sweeps_and_real_workers_real_ones() {
         let sim = WorkerView { simulated: true, ..worker(ALL, 2, None) };
         let real_sweep = sweep([5; 6], 0);
-        assert!(schedule(&[sim.clone()], &[real_sweep.clone()]).is_empty(), "a made-up record never joins a real run");
+        assert!(
+            schedule(std::slice::from_ref(&sim), std::slice::from_ref(&real_sweep)).is_empty(),
+            "a made-up record never joins a real run"
+        );
         let sim_sweep = SweepView { simulated: true, ..sweep([5; 6], 0) };
-        assert!(schedule(&[worker(ALL, 2, None)], &[sim_sweep.clone()]).is_empty(), "nor a real one a simulated run");
+        assert!(
+            schedule(&[worker(ALL, 2, None)], std::slice::from_ref(&sim_sweep)).is_empty(),
+            "nor a real one a simulated run"
+        );
         let picks = schedule(&[sim, worker(ALL, 1, None)], &[real_sweep, sim_sweep]);
         let pairs: Vec<(usize, usize)> = picks.iter().map(|p| (p.worker, p.sweep)).collect();
         assert_eq!(pairs, vec![(0, 1), (1, 0), (0, 1)]);
