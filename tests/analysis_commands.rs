@@ -244,6 +244,18 @@ fn leaderboard_validate_and_render() {
     assert!(html.find(">high<").expect("high") < html.find(">low<").expect("low"), "sorted by SR");
     assert!(!html.contains("data-sort=\"SFR\""));
     assert!(html.contains("data-sort=\"ASC\""));
+    assert!(out(&o).contains(" with 2 entries"), "{}", out(&o));
+    // One admitted entry is "1 entry".
+    let single = dir.path().join("single");
+    std::fs::create_dir_all(&single).expect("mkdir");
+    let one = std::fs::read_dir(&entries)
+        .expect("entries")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.file_name().is_some_and(|n| n != "bad.json"))
+        .expect("an admitted entry");
+    std::fs::copy(&one, single.join("one.json")).expect("copy");
+    let o = skillshift(&["leaderboard", "render", s(&single), "--out", s(&page)]);
+    assert!(out(&o).trim_end().ends_with(" with 1 entry"), "{}", out(&o));
 }
 
 /// Rewrite every line of a records file through `f`.
