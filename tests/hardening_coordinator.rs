@@ -155,7 +155,8 @@ async fn hand_made(ch: &Channel, previous: &str, free_slots: u32) -> Result<Hand
         hosts,
         slots: 1,
         previous_id: previous.into(),
-        simulated: false,
+        // Simulated, as the sandbox's workers are: it is given the units of the sandbox's (simulated) sweeps.
+        simulated: true,
     };
     let credential = worker.register(authed(reg)).await?.into_inner().worker_id;
     let (tx, rx) = mpsc::channel(8);
@@ -192,6 +193,7 @@ fn a_forged_record_is_refused_and_the_worker_that_holds_the_lease_keeps_its_resu
         let mut control = ControlClient::new(ch.clone());
         let workers = control.list_workers(authed(v1::ListWorkersRequest {})).await.expect("list").into_inner();
         let victim = workers.workers[0].id.clone();
+        let victim_name = workers.workers[0].name.clone();
         assert!(victim.starts_with("w-") && !victim.contains('.'), "only the public id is listed: {victim}");
 
         // Register{previous_id} with the victim's id gets another identity; hello as the victim is refused.
@@ -229,11 +231,13 @@ fn a_forged_record_is_refused_and_the_worker_that_holds_the_lease_keeps_its_resu
                 r.reason
             );
         }
-        victim
+        // Records say who ran them as the operator named it (`worker --name`).
+        victim_name
     });
     sb.wait_state(&id, "done", Duration::from_secs(60));
     let records = sb.export(&id, "per_task.jsonl");
     assert_eq!(records.len(), 6, "one record per unit, the real worker's");
+    assert!(victim.starts_with("worker-"), "the sandbox names its workers: {victim}");
     assert!(records.iter().all(|r| r["worker"] == victim.as_str()), "all from the worker that held the leases");
     // The forged records had no timing; every stored one is the simulated worker's.
     assert!(records.iter().all(|r| r["started_at"].is_string()), "none of the forged records was stored: {records:?}");

@@ -88,6 +88,14 @@ pub(super) fn public_part(credential: &str) -> String {
 }
 
 impl Engine {
+    /// What a record says ran it: the name worker `id` registered with (`worker --name`), else its id.
+    pub(super) fn worker_label(&self, id: &str) -> String {
+        match self.workers.get(id) {
+            Some(w) if !w.name.trim().is_empty() => w.name.clone(),
+            _ => id.to_string(),
+        }
+    }
+
     /// The public id a credential proves, if it proves one.
     fn authenticate(&self, credential: &str) -> Option<&str> {
         let (id, secret) = credential.split_once('.')?;
