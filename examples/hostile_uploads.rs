@@ -65,7 +65,8 @@ struct HandMade {
 async fn hand_made(ch: &Channel, free: u32) -> HandMade {
     let mut worker = WorkerClient::new(ch.clone());
     let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-    let reg = v1::RegisterRequest { name: "bench".into(), hosts, slots: 1, previous_id: String::new() };
+    let reg =
+        v1::RegisterRequest { name: "bench".into(), hosts, slots: 1, previous_id: String::new(), simulated: false };
     let credential = worker.register(authed(reg)).await.expect("register").into_inner().worker_id;
     let (tx, rx) = mpsc::channel(64);
     let hello = v1::Hello { worker_id: credential, running: Vec::new(), free_slots: free };

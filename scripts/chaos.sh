@@ -137,7 +137,7 @@ if [ $CHROME = 1 ]; then
   start_worker chromium --embedded-sites --slots 1
 fi
 
-ID=$(sweep start "${SWEEP_ARGS[@]}" --skills none --task-timeout 60 --max-retries 5 --seed 11)
+ID=$(sweep start --simulated "${SWEEP_ARGS[@]}" --skills none --task-timeout 60 --max-retries 5 --seed 11)
 TOTAL=$(status | field 'd["units"]["total"]')
 log "sweep $ID: $TOTAL units"
 T_SWEEP=$(date +%s.%N)
@@ -186,7 +186,7 @@ if [ $CAN_DISK = 1 ]; then
   # submitted too: its units need space the store cannot get. The coordinator must exit 2 with one line
   # (the store's error, or its commit deadline if the disk blocks instead of failing), never acknowledge
   # the sweep half-written, and resume after a restart with space.
-  EXTRA=$(sweep start --count 20 --skills none --seed 12 2>/dev/null || true)
+  EXTRA=$(sweep start --simulated --count 20 --skills none --seed 12 2>/dev/null || true)
   [ -n "$EXTRA" ] && log "a sweep of 42,600 units was acknowledged on the full disk: $EXTRA"
   for _ in $(seq 600); do
     kill -0 "$COORD" 2>/dev/null || break

@@ -162,7 +162,9 @@ fn calibrate_anchor_then_grade_passes_a_match_and_fails_a_shift() {
     let dir = tempfile::tempdir().expect("tempdir");
     let reference = synthetic(dir.path(), "reference.jsonl", "reference", 40, 9);
     let anchor = dir.path().join("anchor.json");
-    let o = skillshift(&["calibrate", "anchor", "--records", s(&reference), "--out", s(&anchor)]);
+    // No contract.json beside hand-made records: --agent says who produced them.
+    let o =
+        skillshift(&["calibrate", "anchor", "--agent", "reference", "--records", s(&reference), "--out", s(&anchor)]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let a: Value = serde_json::from_str(&std::fs::read_to_string(&anchor).expect("anchor")).expect("json");
     assert_eq!(a["status"], "published");
@@ -242,6 +244,18 @@ fn leaderboard_validate_and_render() {
     assert!(html.find(">high<").expect("high") < html.find(">low<").expect("low"), "sorted by SR");
     assert!(!html.contains("data-sort=\"SFR\""));
     assert!(html.contains("data-sort=\"ASC\""));
+    assert!(out(&o).contains(" with 2 entries"), "{}", out(&o));
+    // One admitted entry is "1 entry".
+    let single = dir.path().join("single");
+    std::fs::create_dir_all(&single).expect("mkdir");
+    let one = std::fs::read_dir(&entries)
+        .expect("entries")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.file_name().is_some_and(|n| n != "bad.json"))
+        .expect("an admitted entry");
+    std::fs::copy(&one, single.join("one.json")).expect("copy");
+    let o = skillshift(&["leaderboard", "render", s(&single), "--out", s(&page)]);
+    assert!(out(&o).trim_end().ends_with(" with 1 entry"), "{}", out(&o));
 }
 
 /// Rewrite every line of a records file through `f`.

@@ -64,6 +64,7 @@ fn a_worker_without_a_browser_is_exit_2_before_it_registers() {
 #[test]
 fn a_browser_that_stops_starting_mid_sweep_stops_the_worker_leasing_and_is_named_in_sweep_status() {
     let mut sb = Sandbox::start(0, 0);
+    sb.real_workers = true;
     // The worker's browser is this script: the real headless shell while the flag file exists, a failure after.
     let flag = sb.path("browser-on");
     std::fs::write(&flag, "").expect("flag");

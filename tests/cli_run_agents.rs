@@ -64,7 +64,7 @@ async fn run_with_the_reference_agent_against_the_scripted_llm() {
     let traj = dir.path().join("t.json").display().to_string();
     let t = traj.clone();
     let (out, record) = tokio::task::spawn_blocking(move || {
-        let extra = ["--trajectory", t.as_str(), "--screenshots", "none"];
+        let extra = ["--trajectory", t.as_str(), "--screenshots", "none", "--temperature", "0.5"];
         skillshift_run_with(&uid, "reference", &[("OPENAI_BASE_URL", &base)], &extra)
     })
     .await
@@ -79,6 +79,8 @@ async fn run_with_the_reference_agent_against_the_scripted_llm() {
     assert_eq!(record["tokens_out"], 2 * COMPLETION_TOKENS);
     assert!(record["cost_usd"].is_null(), "the scripted model has no price: {record}");
     assert_eq!(server.requests().len(), 3);
+    // `run --temperature` reaches every request, as `sweep start --temperature` does.
+    assert!(server.requests().iter().all(|r| r.body["temperature"] == 0.5), "{:?}", server.requests()[0].body);
     // The trajectory keeps each step's LLM call: the model that answered, its reply, tokens and latency.
     let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&traj).unwrap()).unwrap();
     let steps = t["steps"].as_array().unwrap();

@@ -199,7 +199,7 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
     let anchor = sb.path("anchor.json");
     let records = sb.path("anchor-run/per_task.jsonl");
     let made = std::process::Command::new(support::BIN)
-        .args(["calibrate", "anchor", "--model", "simulated", "--records"])
+        .args(["calibrate", "anchor", "--model", "simulated", "--allow-simulated", "--records"])
         .arg(&records)
         .arg("--out")
         .arg(&anchor)
@@ -213,8 +213,16 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
 
     // calibrate with no --records: submits 180 runs, waits, exports, grades.
     let out_dir = sb.path("calibration");
-    let run =
-        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    let run = calibrate(
+        &sb,
+        &[
+            "--reference",
+            anchor.to_str().expect("utf-8"),
+            "--out",
+            out_dir.to_str().expect("utf-8"),
+            "--allow-simulated",
+        ],
+    );
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -231,14 +239,23 @@ fn calibrate_submits_the_calibration_sweep_then_grades_it() {
     // An anchor this environment does not match: one cell's SR moved far beyond its sigma.
     a["cells"]["gitlab"]["tgt"]["SR"] = serde_json::json!({"value": 99.0, "sigma": 0.5});
     std::fs::write(&anchor, a.to_string()).expect("write anchor");
-    let run =
-        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+    let run = calibrate(
+        &sb,
+        &[
+            "--reference",
+            anchor.to_str().expect("utf-8"),
+            "--out",
+            out_dir.to_str().expect("utf-8"),
+            "--allow-simulated",
+        ],
+    );
     assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stdout));
     assert!(String::from_utf8_lossy(&run.stdout).contains("FAIL"));
 
     // A step budget other than the anchor's is refused before anything is submitted.
     let before = String::from_utf8_lossy(&sb.sweep(&["list"]).stdout).lines().count();
-    let run = calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--max-steps", "5"]);
+    let run =
+        calibrate(&sb, &["--reference", anchor.to_str().expect("utf-8"), "--max-steps", "5", "--allow-simulated"]);
     assert_eq!(run.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&sb.sweep(&["list"]).stdout).lines().count(), before, "nothing submitted");
 }
@@ -257,8 +274,19 @@ fn a_two_treatment_sweep_pairs_its_units_and_a_reused_baseline_runs_only_the_can
     let digests: std::collections::BTreeSet<_> = records.iter().map(|r| r["config_digest"].to_string()).collect();
     assert_eq!(digests.len(), 1, "one contract for both treatments");
 
-    // A second sweep reusing the first's CONTROL: only example's 18 units run.
-    let base = first.to_str().expect("utf-8").to_string();
+    // A second sweep reusing the first's CONTROL: only example's 18 units run. (The whole first run would
+    // be refused: it holds every treatment, so nothing would be left to run.)
+    let whole = first.to_str().expect("utf-8").to_string();
+    let mut again = two.to_vec();
+    again.extend(["--reuse-baseline", &whole]);
+    let fam = sb.families(3);
+    let mut start = vec!["start", "--sites", "gitlab", "--skills", "none", "--families", fam.to_str().expect("utf-8")];
+    start.extend(again.iter().copied());
+    let o = sb.sweep(&start);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("it holds every treatment of the sweep"));
+    let baseline = support::only_treatment(&first, "CONTROL", &sb.path("baseline"));
+    let base = baseline.to_str().expect("utf-8").to_string();
     let mut args = two.to_vec();
     args.extend(["--reuse-baseline", &base]);
     let id2 = sb.submit(3, &args);
@@ -270,11 +298,17 @@ fn a_two_treatment_sweep_pairs_its_units_and_a_reused_baseline_runs_only_the_can
     let merged = support::read_records(&second);
     assert_eq!(merged.iter().filter(|r| r["treatment"] == "CONTROL").count(), 18);
     assert!(merged.iter().filter(|r| r["treatment"] == "CONTROL").all(|r| r["sweep"] == id.as_str()));
+    // The reused treatment is the baseline: first in the merged contract.
+    let contract: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.path("contract.json")).expect("contract")).expect("json");
+    let order: Vec<&String> = contract["treatments"].as_object().expect("treatments").keys().collect();
+    assert_eq!(order, ["CONTROL", "example"], "{contract}");
     let compare = |file: &std::path::Path| {
         let o = std::process::Command::new(support::BIN)
             .args(["compare", "--baseline", file.to_str().expect("utf-8"), "--candidate"])
             .arg(file)
             .args(["--treatment-baseline", "CONTROL", "--treatment-candidate", "example", "--format", "json"])
+            .arg("--allow-simulated")
             .output()
             .expect("compare");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

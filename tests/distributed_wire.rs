@@ -104,12 +104,24 @@ fn malformed_messages_get_a_clear_status_and_leave_the_store_alone() {
         // Worker: a registration for a version that does not exist.
         let mut worker = WorkerClient::new(ch.clone());
         let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v9".into() }];
-        let reg = v1::RegisterRequest { name: "hand-made".into(), hosts, slots: 1, previous_id: String::new() };
+        let reg = v1::RegisterRequest {
+            name: "hand-made".into(),
+            hosts,
+            slots: 1,
+            previous_id: String::new(),
+            simulated: false,
+        };
         let e = worker.register(authed(reg)).await.expect_err("unknown version");
         assert_eq!(e.code(), Code::InvalidArgument);
         assert!(e.message().contains("v9"), "{}", e.message());
         let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-        let reg = v1::RegisterRequest { name: "hand-made".into(), hosts, slots: 1, previous_id: String::new() };
+        let reg = v1::RegisterRequest {
+            name: "hand-made".into(),
+            hosts,
+            slots: 1,
+            previous_id: String::new(),
+            simulated: false,
+        };
         let worker_id = worker.register(authed(reg)).await.expect("a valid registration").into_inner().worker_id;
 
         // A session that does not start with hello ends with invalid_argument.

@@ -55,7 +55,7 @@ fn synthetic(dir: &Path, name: &str, success_pct: u64) -> PathBuf {
 
 fn anchor_from(dir: &Path, records: &Path) -> PathBuf {
     let anchor = dir.join("anchor.json");
-    let o = skillshift(&["calibrate", "anchor", "--records", s(records), "--out", s(&anchor)]);
+    let o = skillshift(&["calibrate", "anchor", "--agent", "reference", "--records", s(records), "--out", s(&anchor)]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     anchor
 }
@@ -172,7 +172,8 @@ fn calibrate_refuses_records_that_leave_families_unmeasured() {
         ],
     );
     assert!(out(&o).is_empty(), "nothing graded: {}", out(&o));
-    let o = skillshift(&["calibrate", "anchor", "--records", s(&few), "--out", s(&dir.path().join("a2.json"))]);
+    let a2 = dir.path().join("a2.json");
+    let o = skillshift(&["calibrate", "anchor", "--agent", "reference", "--records", s(&few), "--out", s(&a2)]);
     refused(&o, &["records missing for cell gitlab src"]);
 }
 

@@ -150,7 +150,14 @@ struct HandMade {
 async fn hand_made(ch: &Channel, previous: &str, free_slots: u32) -> Result<HandMade, tonic::Status> {
     let mut worker = WorkerClient::new(ch.clone()).max_decoding_message_size(64 << 20);
     let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-    let reg = v1::RegisterRequest { name: "hand-made".into(), hosts, slots: 1, previous_id: previous.into() };
+    let reg = v1::RegisterRequest {
+        name: "hand-made".into(),
+        hosts,
+        slots: 1,
+        previous_id: previous.into(),
+        // Simulated, as the sandbox's workers are: it is given the units of the sandbox's (simulated) sweeps.
+        simulated: true,
+    };
     let credential = worker.register(authed(reg)).await?.into_inner().worker_id;
     let (tx, rx) = mpsc::channel(8);
     let hello = v1::Hello { worker_id: credential.clone(), running: Vec::new(), free_slots };
@@ -186,6 +193,7 @@ fn a_forged_record_is_refused_and_the_worker_that_holds_the_lease_keeps_its_resu
         let mut control = ControlClient::new(ch.clone());
         let workers = control.list_workers(authed(v1::ListWorkersRequest {})).await.expect("list").into_inner();
         let victim = workers.workers[0].id.clone();
+        let victim_name = workers.workers[0].name.clone();
         assert!(victim.starts_with("w-") && !victim.contains('.'), "only the public id is listed: {victim}");
 
         // Register{previous_id} with the victim's id gets another identity; hello as the victim is refused.
@@ -223,11 +231,13 @@ fn a_forged_record_is_refused_and_the_worker_that_holds_the_lease_keeps_its_resu
                 r.reason
             );
         }
-        victim
+        // Records say who ran them as the operator named it (`worker --name`).
+        victim_name
     });
     sb.wait_state(&id, "done", Duration::from_secs(60));
     let records = sb.export(&id, "per_task.jsonl");
     assert_eq!(records.len(), 6, "one record per unit, the real worker's");
+    assert!(victim.starts_with("worker-"), "the sandbox names its workers: {victim}");
     assert!(records.iter().all(|r| r["worker"] == victim.as_str()), "all from the worker that held the leases");
     // The forged records had no timing; every stored one is the simulated worker's.
     assert!(records.iter().all(|r| r["started_at"].is_string()), "none of the forged records was stored: {records:?}");
@@ -291,7 +301,13 @@ fn registrations_are_bounded_by_max_workers() {
         let mut worker = WorkerClient::new(ch.clone());
         for i in 0..200 {
             let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-            let reg = v1::RegisterRequest { name: format!("flood-{i}"), hosts, slots: 1, previous_id: String::new() };
+            let reg = v1::RegisterRequest {
+                name: format!("flood-{i}"),
+                hosts,
+                slots: 1,
+                previous_id: String::new(),
+                simulated: false,
+            };
             worker.register(authed(reg)).await.expect("an idle registration makes room");
         }
         let mut control = ControlClient::new(ch);
@@ -300,7 +316,13 @@ fn registrations_are_bounded_by_max_workers() {
         assert_eq!(listed.workers.iter().filter(|w| w.name == "flood-199").count(), 1, "the newest are kept");
         // A name past the bound is refused, naming it.
         let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
-        let reg = v1::RegisterRequest { name: "n".repeat(1 << 20), hosts, slots: 1, previous_id: String::new() };
+        let reg = v1::RegisterRequest {
+            name: "n".repeat(1 << 20),
+            hosts,
+            slots: 1,
+            previous_id: String::new(),
+            simulated: false,
+        };
         let e = worker.register(authed(reg)).await.expect_err("a 1 MiB name");
         assert_eq!(e.code(), Code::InvalidArgument);
         assert_eq!(e.message(), "worker name is 1048576 bytes; the limit is 256");

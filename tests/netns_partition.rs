@@ -200,7 +200,16 @@ fn a_worker_cut_off_by_the_network_mid_attempt_loses_nothing_and_its_late_record
     let out = sweep(
         &net,
         port,
-        &["start", "--sites", "gitlab", "--families", families.to_str().expect("utf-8"), "--skills", "none"],
+        &[
+            "start",
+            "--simulated",
+            "--sites",
+            "gitlab",
+            "--families",
+            families.to_str().expect("utf-8"),
+            "--skills",
+            "none",
+        ],
     );
     assert!(out.status.success(), "sweep start: {}", String::from_utf8_lossy(&out.stderr));
     let id = String::from_utf8_lossy(&out.stdout).trim().to_string();

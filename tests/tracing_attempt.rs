@@ -56,7 +56,9 @@ async fn one_attempt_is_one_trace_across_coordinator_and_worker() {
     let otel = |service: &str| {
         vec![("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint()), ("OTEL_SERVICE_NAME", service.to_string())]
     };
-    let (mut coord, grpc, _http) = sandbox::coordinator(dir.path(), &otel("skillshift-coordinator"));
+    // Metered, so each LLM call asks the coordinator for a permit (its llm.permit span joins the trace).
+    let (mut coord, grpc, _http) =
+        sandbox::coordinator_with(dir.path(), &otel("skillshift-coordinator"), &["--llm-concurrency", "4"]);
     let mut worker_env = otel("skillshift-worker");
     worker_env.push(("OPENAI_BASE_URL", llm.base_url()));
     worker_env.push(("OPENAI_API_KEY", "scripted".to_string()));
@@ -197,6 +199,18 @@ async fn one_attempt_is_one_trace_across_coordinator_and_worker() {
         assert!(c.attr("gen_ai.input.messages").is_none(), "content is recorded only when asked for");
         assert!(otlp::ancestry(&trace, c).contains(&"step"), "{:?}", otlp::ancestry(&trace, c));
     }
+    // The coordinator's permit spans are children of the worker's calls, inside the attempt's trace (they
+    // used to be roots of one-span traces of their own).
+    let coordinator_permit = |s: &&ReceivedSpan| s.name == "llm.permit" && s.service == "skillshift-coordinator";
+    let permits: Vec<&ReceivedSpan> = trace.iter().filter(coordinator_permit).collect();
+    assert_eq!(permits.len() as u64, record["llm_calls"].as_u64().unwrap(), "{names:?}");
+    let chat = format!("chat {SCRIPTED_MODEL}");
+    for p in &permits {
+        // Under the worker's own wait for the permit, inside its chat call.
+        let up = otlp::ancestry(&trace, p);
+        assert_eq!(up[1..], ["llm.permit", chat.as_str(), "step", "run", "attempt"], "{up:?}");
+    }
+    assert!(!all.iter().any(|s| coordinator_permit(&s) && s.trace_id != trace_id), "no permit span outside it");
 
     // The sweep's span is its own trace and links to the attempt.
     let sweep = all.iter().find(|s| s.name == "sweep" && s.str_attr("sweep") == Some(id.as_str())).unwrap();
@@ -206,4 +220,31 @@ async fn one_attempt_is_one_trace_across_coordinator_and_worker() {
         let title = format!("skillshift: one attempt of {} ({})", record["uid"].as_str().unwrap_or(""), SCRIPTED_MODEL);
         std::fs::write(path, otlp::waterfall_html(&trace, &title)).unwrap();
     }
+}
+
+/// `skillshift run --otlp-endpoint`: no coordinator starts the trace, the attempt's own span does, and the
+/// record `run` prints carries that trace's id (issue 31: it used to have none).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_prints_a_record_with_the_trace_id_the_receiver_got() {
+    let receiver = otlp::OtlpReceiver::start().await;
+    let endpoint = receiver.endpoint();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(sandbox::bin())
+            .args(["run", "skillshift.gitlab.v1.0", "--condition", "src", "--otlp-endpoint", &endpoint])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let record: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let trace_id = record["trace_id"].as_str().unwrap_or_else(|| panic!("no trace_id: {record}")).to_string();
+    let want = trace_id.clone();
+    let spans = receiver.wait_for(Duration::from_secs(10), |s| s.iter().any(|s| s.trace_id == want)).await;
+    let ours: Vec<&ReceivedSpan> = spans.iter().filter(|s| s.trace_id == trace_id).collect();
+    assert!(ours.iter().any(|s| s.name == "attempt" || s.name == "run"), "the attempt's span is in the trace");
+    assert!(ours.iter().any(|s| s.name == "step"), "and its steps");
 }

@@ -56,7 +56,8 @@ fn coordinator_and_worker_metrics_are_parseable_and_count_the_sweep() {
     std::fs::write(&families, r#"{"sites": {"gitlab": {"families": [0, 1, 2]}}}"#).unwrap();
     let id = sandbox::start_sweep(
         grpc,
-        &["--sites", "gitlab", "--conditions", "src,tgt", "--families", &families.display().to_string()],
+        // A simulated worker takes only a sweep whose contract says simulated.
+        &["--simulated", "--sites", "gitlab", "--conditions", "src,tgt", "--families", &families.display().to_string()],
     );
     let status = sandbox::wait_done(grpc, &id, Duration::from_secs(60));
     assert_eq!(status["state"], "done", "{status}");

@@ -84,6 +84,7 @@ fn wait_for(limit: Duration, what: &str, sb: &Sandbox, mut pred: impl FnMut() ->
 #[test]
 fn a_trajectory_survives_kill_9_of_its_worker_after_the_record_was_written_and_a_coordinator_restart() {
     let mut sb = Sandbox::start(0, 0);
+    sb.real_workers = true;
     let w = add_browser_worker(&mut sb);
     let families = sb.path("families.json");
     std::fs::write(&families, r#"{"sites": {"gitlab": {"families": [3]}}}"#).expect("families");

@@ -70,6 +70,8 @@ fn two_treatments_in_one_local_run_reach_a_verdict_and_a_changed_field_is_direct
     let digests: std::collections::BTreeSet<String> =
         recs.iter().map(|r| r["config_digest"].as_str().unwrap_or("none").to_string()).collect();
     assert_eq!(digests.len(), 1, "one config_digest for both treatments: {digests:?}");
+    // The skills agent calls no model: every attempt records a measured $0 (issue 31: spend gates decide).
+    assert!(recs.iter().all(|r| r["cost_usd"] == 0.0 && r["llm_calls"] == 0), "{recs:?}");
     // The contract: treatments beside the frozen fields, the digest the records carry.
     let contract: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("both/contract.json")).expect("contract"))
@@ -113,7 +115,9 @@ fn two_treatments_in_one_local_run_reach_a_verdict_and_a_changed_field_is_direct
     assert!(text.contains("max_steps") && text.contains("directional only"), "{text}");
 
     // The baseline reused: only the candidate's units run, and the comparison is the one-sweep comparison.
-    let base = records.display().to_string();
+    // (The whole run holds both treatments and would be refused: nothing would be left to run.)
+    let baseline = support::only_treatment(&records, "CONTROL", &dir.path().join("baseline"));
+    let base = baseline.display().to_string();
     let mut reuse = TWO.to_vec();
     reuse.extend(["--reuse-baseline", &base]);
     let err = ok(&local(dir.path(), "reused", &reuse));

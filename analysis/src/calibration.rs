@@ -117,6 +117,10 @@ pub struct Anchor {
     pub images: BTreeMap<String, String>,
     #[serde(default)]
     pub cells: BTreeMap<Site, BTreeMap<Condition, AnchorCell>>,
+    /// Computed from records a `--simulate` worker made up (`calibrate anchor --allow-simulated`, a demo):
+    /// it measures nothing, and grading refuses it unless told the same. Absent on a real anchor.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub simulated: bool,
 }
 
 /// Why calibration could not be checked (exit 2).
@@ -155,6 +159,16 @@ pub enum CalibrationError {
     InvalidThreshold(f64),
     #[error("the anchor has no {metric} for cell {site} {condition}")]
     AnchorCellMissing { site: Site, condition: Condition, metric: &'static str },
+    #[error(
+        "{what} made up by a --simulate worker ({count} of {total} records of treatment {treatment} say \"simulated\": \
+         true): they measure nothing, so no calibration rests on them (--allow-simulated, for a demo, marks the output)"
+    )]
+    SimulatedRecords { what: String, count: usize, total: usize, treatment: String },
+    #[error(
+        "the anchor {0} was computed from simulated records (\"simulated\": true): it measures nothing \
+         (--allow-simulated, for a demo, marks the output)"
+    )]
+    SimulatedAnchor(PathBuf),
 }
 
 /// `11, 23, 34` (at most ten, then how many more), for a message.
@@ -410,6 +424,7 @@ pub fn compute_anchor(
         threshold_sigma: 3.0,
         images,
         cells,
+        simulated: false,
     })
 }
 

@@ -74,6 +74,73 @@ fn count_sum(values: impl IntoIterator<Item = Option<u64>>) -> Option<Option<u64
     Some(total)
 }
 
+/// What per-task identifier `text` holds, if any: a task uid (`skillshift.gitlab.v2.81`) or a
+/// trajectory path (`trajectories/...`), wherever in the text they sit.
+fn per_task_identifier(text: &str) -> Option<&'static str> {
+    let pieces = text.split(|c: char| !(c.is_ascii_alphanumeric() || "._-/\\".contains(c)));
+    for piece in pieces.filter(|p| !p.is_empty()) {
+        let is_path = piece.contains(['/', '\\']);
+        if is_path && piece.split(['/', '\\']).any(|seg| seg == "trajectories") {
+            return Some("a trajectory path");
+        }
+        for seg in piece.split(['/', '\\']) {
+            let mut from = 0;
+            while let Some(at) = seg[from..].find("skillshift.") {
+                let rest = &seg[from + at..];
+                let mut parts = rest.splitn(4, '.').skip(1);
+                let site = parts.next().is_some_and(|s| SITES.contains(&s));
+                let version = parts.next().is_some_and(|v| v == "v1" || v == "v2");
+                let id = parts.next().is_some_and(|t| t.chars().next().is_some_and(|c| c.is_ascii_digit()));
+                if site && version && id {
+                    return Some("a task uid");
+                }
+                from += at + "skillshift.".len();
+            }
+        }
+    }
+    None
+}
+
+/// Refuses every per-task identifier anywhere in `v` (keys and string values), naming the field:
+/// an entry is an aggregate, and a uid or trajectory path in it is a per-task judgement published
+/// (docs/results-policy.md).
+fn per_task(v: &Value, path: &str, out: &mut Vec<Refusal>) {
+    let what = |p: &str| if p.is_empty() { "the entry".to_string() } else { p.to_string() };
+    match v {
+        Value::String(s) => {
+            if let Some(kind) = per_task_identifier(s) {
+                out.push(Refusal {
+                    rule: "per-task",
+                    detail: format!(
+                        "{} holds {kind} ({}): per-task identifiers never travel in an entry (results policy); \
+                         drop them (report's failure_categories trajectories are for local use)",
+                        what(path),
+                        fmt(v)
+                    ),
+                });
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                per_task(x, &format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                if let Some(kind) = per_task_identifier(k) {
+                    out.push(Refusal {
+                        rule: "per-task",
+                        detail: format!("{p} is a key that is {kind}: per-task identifiers never travel in an entry"),
+                    });
+                }
+                per_task(x, &p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Every refusal of one entry; empty when it is admitted.
 pub fn validate(entry: &Value) -> Vec<Refusal> {
     let mut out = Vec::new();
@@ -103,6 +170,11 @@ pub fn validate(entry: &Value) -> Vec<Refusal> {
                 .to_string(),
         ),
         Some(other) => refuse("simulated", format!("simulated is {}, expected true or false", fmt(other))),
+    }
+    let mut found = Vec::new();
+    per_task(entry, "", &mut found);
+    for r in found {
+        refuse(r.rule, r.detail);
     }
     let mut violations = Vec::new();
     schema::check(&schema::summary(), entry, "", &mut violations);
@@ -421,7 +493,9 @@ mod tests {
         v["records"] = json!([{"uid": "skillshift.gitlab.v1.0", "success": true}]);
         v["n"]["per_task"] = json!({"skillshift.gitlab.v1.0": true});
         let r = validate(&v);
-        assert_eq!(rules(&v), ["unknown-key", "unknown-key"]);
+        // The uids are named as per-task identifiers, the keys as outside the schema.
+        assert_eq!(rules(&v), ["per-task", "per-task", "unknown-key", "unknown-key"]);
+        let r = &r[2..];
         assert!(r[1].detail.starts_with("records is not a key of the summary"), "{}", r[1]);
         assert!(r[0]
             .detail
@@ -434,6 +508,38 @@ mod tests {
         assert_eq!(validate(&v), vec![]);
         v["intervals"]["SR"]["overall"] = json!({"task 3": [0, 1]});
         assert_eq!(rules(&v), ["shape"]);
+    }
+
+    #[test]
+    fn per_task_identifiers_anywhere_are_refused_with_the_field_named() {
+        let mut v = awm();
+        let path = "trajectories/example/skillshift.gitlab.v2.81.tgt-exec.0.0.json";
+        v["failure_categories"] =
+            json!({"gitlab": {"tgt-exec": {"wrong_answer": {"count": 3, "trajectories": [path]}}}});
+        let r = validate(&v);
+        assert_eq!(rules(&v), ["per-task"], "{r:?}");
+        assert!(
+            r[0].detail
+                .starts_with("failure_categories.gitlab.tgt-exec.wrong_answer.trajectories[0] holds a trajectory path"),
+            "{}",
+            r[0]
+        );
+        // Counts alone are an aggregate.
+        v["failure_categories"]["gitlab"]["tgt-exec"]["wrong_answer"]["trajectories"] = json!([]);
+        assert_eq!(validate(&v), vec![]);
+        // A uid in free text, and one without its trajectories/ folder.
+        let mut v = awm();
+        v["metrics"]["ASC"] = Value::Null;
+        v["reasons"]["ASC"] = json!("no skills; worst task skillshift.magento.v1.12 under src");
+        let r = validate(&v);
+        assert_eq!(rules(&v), ["per-task"]);
+        assert!(r[0].detail.starts_with("reasons.ASC holds a task uid"), "{}", r[0]);
+        let fine =
+            ["skillshift.summary/1", "skillshift.gitlab.v3.1", "the skillshift. harness", "gitlab.9", "trajectories"];
+        for ok in fine {
+            assert_eq!(per_task_identifier(ok), None, "{ok}");
+        }
+        assert_eq!(per_task_identifier("x/skillshift.wordpress.v2.0.src.0.0.json"), Some("a task uid"));
     }
 
     #[test]

@@ -43,8 +43,15 @@ async fn sim_worker(
         .iter()
         .flat_map(|s| skillshift_common::Version::ALL.iter().map(move |v| site_version_to_wire(*s, *v)))
         .collect();
-    let Ok(reply) =
-        client.register(v1::RegisterRequest { name: "bench".into(), hosts, slots, previous_id: String::new() }).await
+    let Ok(reply) = client
+        .register(v1::RegisterRequest {
+            name: "bench".into(),
+            hosts,
+            slots,
+            previous_id: String::new(),
+            simulated: false,
+        })
+        .await
     else {
         return;
     };

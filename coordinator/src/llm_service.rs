@@ -81,6 +81,9 @@ fn status(e: BudgetError) -> Status {
 #[tonic::async_trait]
 impl LlmBudget for BudgetService {
     async fn acquire(&self, req: Request<v1::LlmPermitRequest>) -> Result<Response<v1::LlmPermitReply>, Status> {
+        // The worker's call span (W3C `traceparent` in the metadata): the permit span is its child, inside the
+        // attempt's trace; a missing or malformed one leaves the span a root of its own.
+        let parent = req.metadata().get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_string);
         let r = req.into_inner();
         let renew_ms = self.budget.renew_interval().as_millis() as u64;
         if !self.budget.config().is_metered() {
@@ -92,6 +95,11 @@ impl LlmBudget for BudgetService {
         let tokens = tokens("request", "tokens", r.tokens)?;
         let span = tracing::info_span!("llm.permit", endpoint = %key.0, model = %key.1, %worker,
             waited_ms = tracing::field::Empty, granted = tracing::field::Empty);
+        if let Some(tp) = parent {
+            if let Err(e) = skillshift_telemetry::context::set_parent(&span, &tp) {
+                tracing::debug!("llm permit: trace context ignored: {e}");
+            }
+        }
         let got = self
             .budget
             .acquire(&key, holder, tokens, Duration::from_millis(r.wait_ms))

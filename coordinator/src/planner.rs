@@ -62,6 +62,10 @@ pub struct SweepSpec {
     /// The scoring rules every attempt uses (`--evaluator`).
     #[serde(default)]
     pub evaluator: skillshift_common::evaluate::Mode,
+    /// Run by `--simulate` workers, whose records are made up (`sweep start --simulated`, `local
+    /// --simulate`): a frozen contract field, and only simulated workers take its units.
+    #[serde(default)]
+    pub simulated: bool,
 }
 
 impl SweepSpec {
@@ -90,6 +94,7 @@ impl SweepSpec {
             image_digests: BTreeMap::new(),
             harness_version: env!("CARGO_PKG_VERSION").into(),
             evaluator: Default::default(),
+            simulated: false,
         }
     }
 
@@ -305,7 +310,7 @@ pub fn library_digest(t: &TreatmentSpec) -> Option<String> {
 pub fn frozen(spec: &SweepSpec) -> Value {
     let conditions: Vec<&str> =
         Condition::ALL.iter().filter(|c| spec.conditions.contains(c)).map(|c| c.as_str()).collect();
-    json!({
+    let mut body = json!({
         "schema": CONTRACT_SCHEMA,
         "task_files": spec.task_file_digests,
         "conditions": conditions,
@@ -322,7 +327,15 @@ pub fn frozen(spec: &SweepSpec) -> Value {
         "images": spec.image_digests,
         "harness_version": spec.harness_version,
         "evaluator": spec.evaluator.to_string(),
-    })
+    });
+    // Present only when true, so a real run's digest is what it was before the field existed: old
+    // contracts and the records stamped with their digests still agree.
+    if spec.simulated {
+        if let Value::Object(m) = &mut body {
+            m.insert("simulated".into(), Value::Bool(true));
+        }
+    }
+    body
 }
 
 /// The comparison contract and its digest. The digest covers only the
@@ -490,6 +503,14 @@ mod tests {
         assert_ne!(ds, d);
         let unit = plan(&strict, &Limits::default()).expect("plan").into_iter().next().expect("a unit");
         assert_eq!(attempt_spec("s", &strict, &ds, &unit, 0).evaluator, skillshift_common::evaluate::Mode::Strict);
+        // Simulated is frozen: made-up records never share a real run's digest. A real contract has no
+        // `simulated` key, so its digest is what it was before the field existed.
+        assert!(c.get("simulated").is_none(), "{c}");
+        let mut sim = s.clone();
+        sim.simulated = true;
+        let (csim, dsim) = contract(&sim);
+        assert_eq!(csim["simulated"], true);
+        assert_ne!(dsim, d, "a simulated run and a real one have two digests");
         // The family subset is not part of the contract (`docs/formats.md`, contract).
         let mut other = s;
         other.families.insert(Site::Wordpress, vec![1]);

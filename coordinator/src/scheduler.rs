@@ -1,7 +1,10 @@
 //! The assignment decision, a pure function of a snapshot of the state.
 //!
 //! Rules, in order:
-//! 1. a worker only receives units whose (site, version) it hosts;
+//! 1. a worker only receives units whose (site, version) it hosts, and a
+//!    simulated worker (`--simulate`) only those of simulated sweeps, a real
+//!    one only those of real sweeps (the contract says which, so a made-up
+//!    record never carries a real contract's digest);
 //! 2. a worker never holds more attempts than its credits (free slots) allow;
 //! 3. fairness across sweeps: each pick goes to the sweep with the fewest
 //!    running attempts among those with work this worker can run (ties: the
@@ -33,6 +36,8 @@ pub fn sv_of(index: usize) -> (Site, Version) {
 pub struct WorkerView {
     /// Bit `sv_index` set when the worker hosts that site-version.
     pub hosts: u8,
+    /// Makes its records up (`worker --simulate`).
+    pub simulated: bool,
     pub credits: u32,
     pub affinity: Option<usize>,
 }
@@ -43,6 +48,8 @@ pub struct SweepView {
     /// Queued units per site-version.
     pub queued: [u32; SV_COUNT],
     pub running: u32,
+    /// Its contract says `simulated`: only simulated workers run it.
+    pub simulated: bool,
 }
 
 /// One decision: give the next queued unit of `sweep` at `sv` to `worker`
@@ -85,7 +92,8 @@ pub fn schedule(workers: &[WorkerView], sweeps: &[SweepView]) -> Vec<Pick> {
 }
 
 fn pick_for(w: usize, worker: &WorkerView, sweeps: &[SweepView]) -> Option<Pick> {
-    let runnable = |s: &SweepView, sv: usize| worker.hosts & (1 << sv) != 0 && s.queued[sv] > 0;
+    let runnable =
+        |s: &SweepView, sv: usize| s.simulated == worker.simulated && worker.hosts & (1 << sv) != 0 && s.queued[sv] > 0;
     let sweep = sweeps
         .iter()
         .enumerate()
@@ -107,11 +115,29 @@ mod tests {
     const ALL: u8 = 0b11_1111;
 
     fn worker(hosts: u8, credits: u32, affinity: Option<usize>) -> WorkerView {
-        WorkerView { hosts, credits, affinity }
+        WorkerView { hosts, simulated: false, credits, affinity }
     }
 
     fn sweep(queued: [u32; SV_COUNT], running: u32) -> SweepView {
-        SweepView { queued, running }
+        SweepView { queued, running, simulated: false }
+    }
+
+    #[test]
+    fn simulated_workers_run_simulated_sweeps_and_real_workers_real_ones() {
+        let sim = WorkerView { simulated: true, ..worker(ALL, 2, None) };
+        let real_sweep = sweep([5; 6], 0);
+        assert!(
+            schedule(std::slice::from_ref(&sim), std::slice::from_ref(&real_sweep)).is_empty(),
+            "a made-up record never joins a real run"
+        );
+        let sim_sweep = SweepView { simulated: true, ..sweep([5; 6], 0) };
+        assert!(
+            schedule(&[worker(ALL, 2, None)], std::slice::from_ref(&sim_sweep)).is_empty(),
+            "nor a real one a simulated run"
+        );
+        let picks = schedule(&[sim, worker(ALL, 1, None)], &[real_sweep, sim_sweep]);
+        let pairs: Vec<(usize, usize)> = picks.iter().map(|p| (p.worker, p.sweep)).collect();
+        assert_eq!(pairs, vec![(0, 1), (1, 0), (0, 1)]);
     }
 
     #[test]

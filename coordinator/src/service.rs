@@ -202,7 +202,9 @@ impl Worker for WorkerService {
         }
         let (tx, rx) = oneshot::channel();
         let previous = Some(r.previous_id).filter(|p| !p.is_empty());
-        self.handle.send(Input::Register { name: r.name, hosts, slots: r.slots, previous, reply: tx }).await?;
+        self.handle
+            .send(Input::Register { name: r.name, hosts, simulated: r.simulated, slots: r.slots, previous, reply: tx })
+            .await?;
         let worker_id = rx.await.map_err(|_| unavailable())?.map_err(refusal)?;
         Ok(Response::new(v1::RegisterReply {
             worker_id,

@@ -49,6 +49,7 @@ pub fn spec_to_wire(s: &SweepSpec) -> v1::SweepSpec {
         agent_version: s.agent_version.clone(),
         harness_version: s.harness_version.clone(),
         evaluator: Some(s.evaluator.to_string()),
+        simulated: s.simulated,
     }
 }
 
@@ -109,6 +110,7 @@ pub fn spec_from_wire(w: v1::SweepSpec) -> Result<SweepSpec, WireError> {
             None | Some("") => Default::default(),
             Some(m) => m.parse().map_err(|e: String| invalid("evaluator", e))?,
         },
+        simulated: w.simulated,
     })
 }
 

@@ -53,7 +53,7 @@ async fn shutdown_drains_the_worker_ends_its_session_and_keeps_its_running_attem
 
     let mut worker = WorkerClient::connect(url.clone()).await.expect("worker connects");
     let hosts = vec![site_version_to_wire(Site::Gitlab, Version::V1)];
-    let reg = v1::RegisterRequest { name: "w".into(), hosts, slots: 1, previous_id: String::new() };
+    let reg = v1::RegisterRequest { name: "w".into(), hosts, slots: 1, previous_id: String::new(), simulated: false };
     let worker_id = worker.register(reg).await.expect("register").into_inner().worker_id;
     let (tx, rx) = mpsc::channel(8);
     let hello = v1::Hello { worker_id, running: Vec::new(), free_slots: 1 };

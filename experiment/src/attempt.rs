@@ -29,6 +29,8 @@ pub struct RunSettings {
     pub condition: Condition,
     pub agent: String,
     pub model: Option<String>,
+    /// The reference agent's sampling temperature (`run --temperature`; default 0).
+    pub temperature: Option<f64>,
     pub max_steps: u32,
     pub task_timeout_s: u64,
     pub seed: u64,
@@ -70,6 +72,9 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
     if uid.version != s.condition.version() {
         bail!("uid {uid} is a {} task but --condition {} runs {}", uid.version, s.condition, s.condition.version());
     }
+    if let Some(t) = s.temperature.filter(|t| !t.is_finite() || *t < 0.0) {
+        bail!("--temperature must be a non-negative number, got {t}");
+    }
     if s.max_steps == 0 {
         bail!("--max-steps must be at least 1");
     }
@@ -91,7 +96,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
             perturbation_profile: None,
             config_digest: None,
             traceparent: None,
-            temperature: None,
+            temperature: s.temperature,
             prompt_version: None,
             evaluator: s.mode,
         });
@@ -132,7 +137,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         perturbation_profile: None,
         config_digest: None,
         traceparent: None,
-        temperature: None,
+        temperature: s.temperature,
         prompt_version: None,
         evaluator: s.mode,
     })

@@ -10,7 +10,7 @@ use anyhow::Context;
 use skillshift_analysis::calibration::{
     analyse_subset, cell_uids, compute_anchor, format_line, grade, Anchor, CalibrationError, CalibrationSet,
 };
-use skillshift_analysis::records::read_file;
+use skillshift_analysis::records::{read_file, TreatmentRecords};
 use skillshift_common::ids::{Condition, Site};
 use skillshift_coordinator::status::SweepState;
 
@@ -31,6 +31,8 @@ pub struct CalibrationRun {
     /// Where the run's per_task.jsonl goes.
     pub out: PathBuf,
     pub conn: Connect,
+    /// A demo on `--simulate` workers (`--allow-simulated`): the sweep's contract says `simulated`.
+    pub simulated: bool,
 }
 
 /// The step budget of the run: the anchor's, and a different one given is refused before
@@ -68,6 +70,7 @@ pub fn run_sweep(run: &CalibrationRun, anchor: &Anchor, max_steps: u32) -> anyho
         task_timeout_s: run.task_timeout_s,
         max_retries: run.max_retries,
         seed: run.seed,
+        simulated: run.simulated,
         ..SweepSettings::full_grid(run.data.clone())
     };
     let spec = crate::spec::build(&settings)?;
@@ -101,7 +104,27 @@ pub struct Graded {
     pub flagged: usize,
 }
 
-/// Grades the records of `records` against the anchor.
+/// Refuses records a `--simulate` worker made up, unless `allow` (a demo); returns whether any was.
+fn check_simulated(what: &str, t: &TreatmentRecords, allow: bool) -> Result<bool, CalibrationError> {
+    let count = t.rows.iter().filter(|r| r.simulated).count();
+    if count > 0 && !allow {
+        return Err(CalibrationError::SimulatedRecords {
+            what: what.to_string(),
+            count,
+            total: t.rows.len(),
+            treatment: t.name.clone(),
+        });
+    }
+    Ok(count > 0)
+}
+
+/// Said first when `--allow-simulated` let made-up records or a made-up anchor through.
+pub const SIMULATED_CALIBRATION: &str = "SIMULATED: made-up records (--allow-simulated); this calibration measures \
+    nothing about any environment";
+
+/// Grades the records of `records` against the anchor; `allow_simulated` (a demo) lets made-up
+/// records or a simulated anchor through and marks the output.
+#[allow(clippy::too_many_arguments)]
 pub fn grade_records(
     records: &Path,
     treatment: Option<&str>,
@@ -110,12 +133,19 @@ pub fn grade_records(
     anchor: &Anchor,
     reference: &Path,
     threshold: f64,
+    allow_simulated: bool,
 ) -> anyhow::Result<Graded> {
+    if anchor.simulated && !allow_simulated {
+        return Err(CalibrationError::SimulatedAnchor(reference.to_path_buf()).into());
+    }
     let rs = read_file(records)?;
     let t = rs.select(treatment)?;
+    let simulated =
+        check_simulated(&format!("the records of {}", records.display()), t, allow_simulated)? || anchor.simulated;
     let a = analyse_subset(t, set, sites)?;
     let graded = grade(&a, anchor, threshold, sites)?;
-    let mut out = format!(
+    let mut out = if simulated { format!("{SIMULATED_CALIBRATION}\n") } else { String::new() };
+    out.push_str(&format!(
         "calibrate: {} (treatment {}, {} records of calibration families) against {} (threshold {threshold:.1} sigma, \
          max_steps {})\n",
         records.display(),
@@ -123,14 +153,19 @@ pub fn grade_records(
         a.records,
         reference.display(),
         anchor.max_steps
-    );
+    ));
     for g in &graded {
         out.push_str(&format_line(g));
         out.push('\n');
     }
     let gated = graded.iter().filter(|g| g.gated).count();
     let flagged = graded.iter().filter(|g| g.flagged).count();
-    if flagged == 0 {
+    if flagged == 0 && simulated {
+        out.push_str(&format!(
+            "calibration: all {gated} gated values within {threshold:.1} sigma of a simulated comparison: nothing \
+             about the environment is known\n"
+        ));
+    } else if flagged == 0 {
         out.push_str(&format!(
             "calibration: all {gated} gated values within {threshold:.1} sigma: the environment matches the anchor\n"
         ));
@@ -179,7 +214,13 @@ pub struct AnchorInput<'a> {
     pub treatment: Option<&'a str>,
     pub set: &'a CalibrationSet,
     pub sites: &'a [Site],
-    pub agent: &'a str,
+    /// `--agent`: who produced the records, when no contract.json beside them says so (and, when one does,
+    /// what it must say).
+    pub agent: Option<&'a str>,
+    /// `--allow-non-reference`: an anchor of another agent than `reference` (it is labelled with that agent).
+    pub allow_non_reference: bool,
+    /// `--allow-simulated`: made-up records make a demo anchor, marked `"simulated": true`.
+    pub allow_simulated: bool,
     pub model: &'a str,
     pub max_steps: u32,
     /// Image digests to record (image name -> digest), if the file exists.
@@ -191,6 +232,8 @@ pub struct AnchorInput<'a> {
 pub fn anchor_from(input: &AnchorInput) -> anyhow::Result<(Anchor, usize, String)> {
     let rs = read_file(input.records)?;
     let t = rs.select(input.treatment)?;
+    let agent = anchor_agent(input)?;
+    let simulated = check_simulated(&format!("the records of {}", input.records.display()), t, input.allow_simulated)?;
     let analysis = analyse_subset(t, input.set, input.sites)?;
     let images: BTreeMap<String, String> =
         match skillshift_common::bounded::read_to_string(input.digests, skillshift_common::bounded::MAX_FILE_BYTES) {
@@ -199,6 +242,33 @@ pub fn anchor_from(input: &AnchorInput) -> anyhow::Result<(Anchor, usize, String
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", input.digests.display())),
         };
-    let anchor = compute_anchor(&analysis, input.sites, input.agent, input.model, input.max_steps, images)?;
+    let mut anchor = compute_anchor(&analysis, input.sites, &agent, input.model, input.max_steps, images)?;
+    anchor.simulated = simulated;
     Ok((anchor, analysis.records, t.name.clone()))
+}
+
+/// The agent that produced the records: the one contract.json beside them names (a `--agent` that
+/// disagrees is refused), else `--agent`; an anchor of an agent other than `reference` only with
+/// `--allow-non-reference`.
+fn anchor_agent(input: &AnchorInput) -> anyhow::Result<String> {
+    let flag = format!("calibrate anchor --records {}", input.records.display());
+    let contract = skillshift_analysis::compare::contract_beside(input.records).map_err(anyhow::Error::msg)?;
+    let named = contract.as_ref().and_then(|c| c.pointer("/agent/name")).and_then(|v| v.as_str());
+    let agent = match (named, input.agent) {
+        (Some(named), Some(given)) if named != given => anyhow::bail!(
+            "{flag}: --agent {given}, but contract.json beside the records says agent '{named}' produced them"
+        ),
+        (Some(named), _) => named.to_string(),
+        (None, Some(given)) => given.to_string(),
+        (None, None) => anyhow::bail!(
+            "{flag}: no contract.json beside the records names the agent that produced them; say which with --agent"
+        ),
+    };
+    if agent != "reference" && !input.allow_non_reference {
+        anyhow::bail!(
+            "{flag}: the records were produced by agent '{agent}', not the no-skill reference agent an anchor \
+             describes (--allow-non-reference makes an anchor labelled '{agent}')"
+        );
+    }
+    Ok(agent)
 }

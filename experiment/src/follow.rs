@@ -35,7 +35,8 @@ pub fn one_line(st: &SweepStatus) -> String {
         st.attempts.total,
         st.attempts.error
     );
-    if st.cost_usd > 0.0 {
+    // A sweep stops on its own only on its cost budget, and that reason states the spend: said once.
+    if st.cost_usd > 0.0 && st.stopped.is_none() {
         line.push_str(&format!("; ${:.2} spent", st.cost_usd));
     }
     if let Some(reason) = &st.stopped {
@@ -115,6 +116,30 @@ pub fn finished_ok(state: SweepState) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spend_is_said_once() {
+        use skillshift_coordinator::status::{AttemptCounts, UnitCounts};
+        let mut st = SweepStatus {
+            id: "sw-1".into(),
+            state: SweepState::Running,
+            units: UnitCounts { total: 4, done: 2, running: 1, queued: 1, invalid: 0 },
+            attempts: AttemptCounts { total: 3, error: 0 },
+            cells: Vec::new(),
+            workers: 1,
+            eta_ms: None,
+            config_digest: "sha256:0".into(),
+            created_ms: 0,
+            cost_usd: 0.0477,
+            stopped: None,
+            top_errors: Vec::new(),
+        };
+        assert!(one_line(&st).ends_with("; $0.05 spent"), "{}", one_line(&st));
+        st.stopped = Some("cost budget of $0.05 reached ($0.0477 spent)".into());
+        let line = one_line(&st);
+        assert_eq!(line.matches("spent").count(), 1, "{line}");
+        assert!(line.ends_with("; stopped: cost budget of $0.05 reached ($0.0477 spent)"), "{line}");
+    }
 
     #[test]
     fn a_refused_connection_is_retried_but_a_refused_token_is_not() {

@@ -88,6 +88,9 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
     }
     let real = s.real_sites.as_deref().map(|p| crate::real::RealSites::load(p, None)).transpose()?;
     let mut planned = crate::spec::build(&s.sweep)?;
+    // Reports (and the `compare` lines) follow the treatments as given, the baseline first, whichever
+    // came from a reused file.
+    let order: Vec<String> = planned.treatments.iter().map(|t| t.name.clone()).collect();
     if let Some(r) = &real {
         // The frozen contract names what the attempts ran on: the real instances' digests.
         planned.image_digests.extend(r.digests());
@@ -216,7 +219,8 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
     rt.shutdown_timeout(Duration::from_secs(5));
     let completed = completed?;
     let set = skillshift_analysis::records::read_file(&records)?;
-    let names: Vec<String> = set.names().into_iter().map(String::from).collect();
+    let mut names: Vec<String> = set.names().into_iter().map(String::from).collect();
+    names.sort_by_key(|n| order.iter().position(|o| o == n).unwrap_or(order.len()));
     let mut reports = Vec::new();
     // A sweep over part of the grid reports the part it ran, as it asked to.
     let partial = s.sweep.families.is_some()

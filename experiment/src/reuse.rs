@@ -42,6 +42,9 @@ pub struct Baseline {
     pub treatments: Vec<String>,
     /// The sweeps its reused records came from.
     pub sweeps: BTreeSet<String>,
+    /// Every treatment of the comparison in its order, the reused (baseline) ones first: the order of
+    /// `treatments` in the merged `contract.json`.
+    pub order: Vec<String>,
     /// The reused records, as their lines.
     lines: Vec<String>,
 }
@@ -118,6 +121,14 @@ fn load(path: &Path) -> anyhow::Result<Loaded> {
             continue;
         }
         let rec: Record = serde_json::from_str(&text).with_context(|| format!("{flag}:{line}: not a record"))?;
+        // contract.json alone proves nothing about the lines beside it: each must carry its digest.
+        if rec.config_digest.as_deref() != Some(digest.as_str()) {
+            bail!(
+                "{flag}:{line}: the record's config_digest is {}, not the {digest} of contract.json beside it; a \
+                 record of another contract (or of none) is never reused",
+                rec.config_digest.as_deref().unwrap_or("absent")
+            );
+        }
         records.push((rec, text));
     }
     Ok(Loaded { path: path.to_path_buf(), contract, digest, records })
@@ -145,7 +156,16 @@ pub fn for_spec(path: &Path, spec: &SweepSpec) -> anyhow::Result<Baseline> {
             loaded.digest
         );
     }
+    check_simulated(&flag, &loaded.records, spec.simulated)?;
     let held: BTreeSet<&str> = loaded.records.iter().filter_map(|(r, _)| r.treatment.as_deref()).collect();
+    if spec.treatments.iter().all(|t| held.contains(t.name.as_str())) {
+        let all: Vec<&str> = spec.treatments.iter().map(|t| t.name.as_str()).collect();
+        bail!(
+            "{flag}: it holds every treatment of the sweep ({}); nothing is left to run (reuse a run of the \
+             baseline alone, or compare the runs you have)",
+            all.join(", ")
+        );
+    }
     // The baseline is the first treatment, as `compare` reads a pair.
     let baseline = spec.treatments.first().map(|t| t.name.clone()).context("the sweep has no treatment")?;
     if !held.contains(baseline.as_str()) {
@@ -214,7 +234,30 @@ pub fn for_spec(path: &Path, spec: &SweepSpec) -> anyhow::Result<Baseline> {
             line
         })
         .collect();
-    Ok(Baseline { path: loaded.path, contract: loaded.contract, digest, treatments: reused, sweeps, lines })
+    let order = spec.treatments.iter().map(|t| t.name.clone()).collect();
+    Ok(Baseline { path: loaded.path, contract: loaded.contract, digest, treatments: reused, sweeps, lines, order })
+}
+
+/// Refuses records whose `simulated` mark is not the new run's: made-up records never stand in for a
+/// measurement (nor real ones in a simulated run). A contract of an older skillshift has no `simulated`
+/// field, so its records' own marks are what is checked.
+fn check_simulated(flag: &str, records: &[(Record, String)], simulated: bool) -> anyhow::Result<()> {
+    let made_up = records.iter().filter(|(r, _)| r.simulated == Some(true)).count();
+    if !simulated && made_up > 0 {
+        bail!(
+            "{flag}: {made_up} of its {} records were made up by a --simulate worker (\"simulated\": true) and \
+             this run is real; made-up records never stand in for a measurement",
+            records.len()
+        );
+    }
+    if simulated && made_up < records.len() {
+        bail!(
+            "{flag}: {} of its {} records are real measurements and this run is simulated; the two never mix",
+            records.len() - made_up,
+            records.len()
+        );
+    }
+    Ok(())
 }
 
 /// Refuses records older than [`MAX_AGE`] (by `finished_at`; records without one are not dated).
@@ -264,6 +307,7 @@ pub fn for_export(path: &Path, contract: &Value) -> anyhow::Result<Baseline> {
     if treatments.is_empty() {
         bail!("{flag}: every treatment it holds ran in this sweep too; nothing to merge");
     }
+    check_simulated(&flag, &loaded.records, contract.get("simulated") == Some(&Value::Bool(true)))?;
     check_age(&flag, &loaded.records, &treatments)?;
     let mut sweeps = BTreeSet::new();
     let mut lines = Vec::new();
@@ -277,7 +321,9 @@ pub fn for_export(path: &Path, contract: &Value) -> anyhow::Result<Baseline> {
         }
         lines.push(line);
     }
-    Ok(Baseline { path: loaded.path, contract: loaded.contract, digest, treatments, sweeps, lines })
+    // The reused treatments are the baseline: first, then the ones this sweep ran.
+    let order = treatments.iter().cloned().chain(ran.iter().map(|t| t.to_string())).collect();
+    Ok(Baseline { path: loaded.path, contract: loaded.contract, digest, treatments, sweeps, lines, order })
 }
 
 /// Appends the baseline's records to the exported `records` and names, in `contract.json` beside them,
@@ -307,17 +353,33 @@ pub fn merge(records: &Path, baseline: &Baseline) -> anyhow::Result<usize> {
     drop(w);
     let sweeps: Vec<&str> = baseline.sweeps.iter().map(String::as_str).collect();
     if let Some(m) = contract.as_object_mut() {
-        let entry = m.entry("treatments").or_insert_with(|| json!({}));
-        if let Some(t) = entry.as_object_mut() {
-            for name in &baseline.treatments {
-                let mut section = treatment_of(Some(&baseline.contract), name);
-                if let Some(s) = section.as_object_mut() {
-                    s.insert(
-                        "reused_from".into(),
-                        json!({"records": baseline.path.display().to_string(), "sweeps": sweeps}),
-                    );
-                }
-                t.insert(name.clone(), section);
+        let mut ran = match m.get("treatments") {
+            Some(Value::Object(t)) => t.clone(),
+            _ => serde_json::Map::new(),
+        };
+        for name in &baseline.treatments {
+            let mut section = treatment_of(Some(&baseline.contract), name);
+            if let Some(s) = section.as_object_mut() {
+                s.insert(
+                    "reused_from".into(),
+                    json!({"records": baseline.path.display().to_string(), "sweeps": sweeps}),
+                );
+            }
+            ran.insert(name.clone(), section);
+        }
+        // In the comparison's order, the baseline first (`compare` and readers take the first as the baseline).
+        let mut ordered = serde_json::Map::new();
+        for name in &baseline.order {
+            if let Some(v) = ran.remove(name) {
+                ordered.insert(name.clone(), v);
+            }
+        }
+        ordered.extend(ran);
+        // In place: the key keeps its position in the file.
+        match m.get_mut("treatments") {
+            Some(slot) => *slot = Value::Object(ordered),
+            None => {
+                m.insert("treatments".into(), Value::Object(ordered));
             }
         }
     }

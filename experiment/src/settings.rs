@@ -123,6 +123,9 @@ pub struct SweepSettings {
     pub reuse_baseline: Option<PathBuf>,
     /// Which rules score every attempt (`--evaluator webarena|strict`); a frozen contract field.
     pub evaluator: skillshift_common::evaluate::Mode,
+    /// Run by `--simulate` workers, whose records are made up: a frozen contract field
+    /// (docs/formats.md#contract), and only simulated workers take its units.
+    pub simulated: bool,
 }
 
 impl SweepSettings {
@@ -148,6 +151,7 @@ impl SweepSettings {
             data,
             reuse_baseline: None,
             evaluator: Default::default(),
+            simulated: false,
         }
     }
 

@@ -187,6 +187,7 @@ pub fn build(s: &SweepSettings) -> anyhow::Result<SweepSpec> {
     spec.max_retries = s.max_retries;
     spec.seed = s.seed;
     spec.evaluator = s.evaluator;
+    spec.simulated = s.simulated;
     spec.cost_budget_usd = s.cost_budget_usd;
     let profile = s.profile.clone().or_else(|| {
         let p = s.data.join("perturbations").join("default.json");

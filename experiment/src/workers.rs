@@ -98,6 +98,7 @@ pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
         }
         Runs::SimulatedLlm(ms) => {
             let config = skillshift_worker::agents::llm::LlmConfig::from_env(None).context("--simulate-llm")?;
+            // Each attempt asks this endpoint for the model its contract names (OpenAiClient::with_model).
             let llm = Arc::new(skillshift_worker::agents::llm::OpenAiClient::new(config).context("--simulate-llm")?);
             let ex = SimulatedExecutor::new(*ms, plan.slots as usize).with_llm(llm);
             Ok(BuiltWorker { executor: Arc::new(ex), browser: None })

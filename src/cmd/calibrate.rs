@@ -71,6 +71,10 @@ pub struct Args {
     /// Data directory (tasks/, perturbations/, DIGESTS.json) for the calibration sweep's contract.
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
+    /// A demo: grade made-up records (a --simulate run, or an anchor made from one) and mark the output
+    /// SIMULATED; without --records the calibration sweep is submitted for --simulate workers.
+    #[arg(long)]
+    pub allow_simulated: bool,
     #[command(flatten)]
     pub conn: super::conn::Connection,
 }
@@ -95,9 +99,16 @@ pub struct AnchorArgs {
     /// Only this site's cells.
     #[arg(long)]
     pub site: Option<Site>,
-    /// The agent that produced the records, recorded in the anchor.
-    #[arg(long, default_value = "reference")]
-    pub agent: String,
+    /// The agent that produced the records, recorded in the anchor; when contract.json beside the records
+    /// names it, that is the agent and this must agree.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Make an anchor from the records of an agent other than `reference` (it is labelled with that agent).
+    #[arg(long)]
+    pub allow_non_reference: bool,
+    /// A demo: make an anchor from made-up records (a --simulate run); it is marked "simulated": true.
+    #[arg(long)]
+    pub allow_simulated: bool,
     /// The model the reference run used, recorded in the anchor.
     #[arg(long, default_value = "unknown")]
     pub model: String,
@@ -135,6 +146,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if anchor.status != "published" {
         return Err(CalibrationError::Unpublished(args.reference.clone()).into());
     }
+    // Before anything runs: a made-up anchor grades nothing.
+    if anchor.simulated && !args.allow_simulated {
+        return Err(CalibrationError::SimulatedAnchor(args.reference.clone()).into());
+    }
     let set = load_set(&args.subset)?;
     let records = match &args.records {
         Some(r) => r.clone(),
@@ -150,6 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 data: args.data.clone(),
                 out: args.out.clone(),
                 conn: args.conn.settings(),
+                simulated: args.allow_simulated,
             };
             calibration::run_sweep(&run, &anchor, max_steps)?
         }
@@ -163,6 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &anchor,
         &args.reference,
         threshold,
+        args.allow_simulated,
     )?;
     super::write_stdout(&graded.text)?;
     Ok(if graded.flagged > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -176,7 +193,9 @@ fn anchor(a: AnchorArgs) -> anyhow::Result<ExitCode> {
         treatment: a.treatment.as_deref(),
         set: &set,
         sites: &sites,
-        agent: &a.agent,
+        agent: a.agent.as_deref(),
+        allow_non_reference: a.allow_non_reference,
+        allow_simulated: a.allow_simulated,
         model: &a.model,
         max_steps: a.max_steps,
         digests: &a.digests,
@@ -184,10 +203,13 @@ fn anchor(a: AnchorArgs) -> anyhow::Result<ExitCode> {
     let (anchor, records, treatment) = calibration::anchor_from(&input)?;
     let text = serde_json::to_string_pretty(&anchor).context("serialising the anchor")? + "\n";
     std::fs::write(&a.out, text).with_context(|| format!("cannot write {}", a.out.display()))?;
+    let mark = if anchor.simulated { " (SIMULATED: made-up records; marked \"simulated\": true)" } else { "" };
     super::print_line(&format!(
-        "wrote {}: {} cells from {records} records of calibration families (treatment {treatment}), max_steps {}",
+        "wrote {}: {} cells from {records} records of calibration families (treatment {treatment}, agent {}), \
+         max_steps {}{mark}",
         a.out.display(),
         sites.len() * Condition::ALL.len(),
+        anchor.agent,
         a.max_steps
     ))?;
     Ok(ExitCode::SUCCESS)

@@ -43,6 +43,33 @@ pub struct Args {
     /// Readiness gates (skillshift.gates/1) applied to both sides; the candidate's readiness sets the exit code.
     #[arg(long, value_name = "GATES.json")]
     pub gates: Option<PathBuf>,
+    /// A demo: compare two runs of made-up records (--simulate), marked as such; a simulated side against a
+    /// real one is refused even so.
+    #[arg(long)]
+    pub allow_simulated: bool,
+}
+
+/// Made-up records are never compared with a measurement, and with each other only for a demo.
+fn check_simulated(args: &Args, baseline: bool, candidate: bool) -> anyhow::Result<()> {
+    let side = |simulated: bool, file: &PathBuf| {
+        format!("{} ({})", file.display(), if simulated { "simulated" } else { "real" })
+    };
+    if baseline != candidate {
+        anyhow::bail!(
+            "the baseline {} and the candidate {} mix records a --simulate worker made up with real ones; a \
+             made-up side measures nothing and is never compared with a measurement",
+            side(baseline, &args.baseline),
+            side(candidate, &args.candidate)
+        );
+    }
+    if baseline && !args.allow_simulated {
+        anyhow::bail!(
+            "the records of {} were made up by a --simulate worker (\"simulated\": true): they measure nothing, so \
+             no verdict rests on them (--allow-simulated, for a demo, marks the output)",
+            args.baseline.display()
+        );
+    }
+    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -61,6 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let bt = base_set.select(args.treatment_baseline.as_deref()).map_err(|e| anyhow!("baseline: {e}"))?;
     let ct = cand_set.select(args.treatment_candidate.as_deref()).map_err(|e| anyhow!("candidate: {e}"))?;
     let (ba, ca) = (analyse(bt), analyse(ct));
+    check_simulated(&args, ba.simulated, ca.simulated)?;
     let bc = contract_beside(&args.baseline).map_err(|e| anyhow!(e))?;
     let cc = contract_beside(&args.candidate).map_err(|e| anyhow!(e))?;
     let (bf, cf) = (args.baseline.display().to_string(), args.candidate.display().to_string());

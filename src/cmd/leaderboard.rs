@@ -99,7 +99,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             }
             std::fs::write(&out, render(&entries)).with_context(|| format!("cannot write {}", out.display()))?;
-            println!("wrote {} with {} entries", out.display(), entries.len());
+            let word = if entries.len() == 1 { "entry" } else { "entries" };
+            println!("wrote {} with {} {word}", out.display(), entries.len());
             Ok(ExitCode::SUCCESS)
         }
     }

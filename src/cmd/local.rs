@@ -111,6 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         count: args.count,
         max_steps: args.max_steps,
         seed: args.seed,
+        simulated: args.simulate.is_some(),
         ..SweepSettings::full_grid(args.data.clone())
     };
     let settings = LocalSettings {

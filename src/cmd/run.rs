@@ -42,6 +42,9 @@ pub struct Args {
     /// Model of the reference agent.
     #[arg(long)]
     pub model: Option<String>,
+    /// Sampling temperature of the reference agent (default 0), as `sweep start --temperature`.
+    #[arg(long)]
+    pub temperature: Option<f64>,
     /// The step budget of the attempt.
     #[arg(long, default_value_t = 10)]
     pub max_steps: u32,
@@ -119,6 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         condition,
         agent: args.agent.clone(),
         model: args.model.clone(),
+        temperature: args.temperature,
         max_steps: args.max_steps,
         task_timeout_s: args.task_timeout,
         seed: args.seed,

@@ -128,6 +128,10 @@ pub struct StartArgs {
     /// Scoring rules: webarena (WebArena's own) or strict (its plain bugs fixed); a frozen contract field.
     #[arg(long, default_value = "webarena", value_name = "webarena|strict")]
     pub evaluator: Mode,
+    /// A sweep for `worker --simulate` workers, whose records are made up (load tests, demos): its contract
+    /// says `simulated` and only simulated workers take its units; without it only real workers do.
+    #[arg(long)]
+    pub simulated: bool,
 }
 
 impl StartArgs {
@@ -152,6 +156,7 @@ impl StartArgs {
             profile: self.profile.clone(),
             data: self.data.clone(),
             reuse_baseline: self.reuse_baseline.clone(),
+            simulated: self.simulated,
         }
     }
 }

@@ -45,7 +45,14 @@ fn one_sweep() -> (u64, Duration) {
     for i in 0..WORKERS {
         let (tx, mut rx) = oneshot::channel();
         e.handle(
-            Input::Register { name: format!("w{i}"), hosts: hosts.clone(), slots: SLOTS, previous: None, reply: tx },
+            Input::Register {
+                name: format!("w{i}"),
+                hosts: hosts.clone(),
+                simulated: false,
+                slots: SLOTS,
+                previous: None,
+                reply: tx,
+            },
             t,
         );
         // The registration is answered once it would be durable.

@@ -62,6 +62,10 @@ pub struct Sandbox {
     coordinator: Option<Child>,
     pub workers: Vec<Child>,
     coordinator_starts: u32,
+    /// Its workers run real browsers: `sweep start` then submits a real sweep. By default the sandbox's
+    /// workers are `--simulate` ones, which take only sweeps whose contract says `simulated`, so
+    /// [`Sandbox::sweep`] adds `--simulated` to every `start`.
+    pub real_workers: bool,
 }
 
 impl Sandbox {
@@ -80,6 +84,7 @@ impl Sandbox {
             coordinator: None,
             workers: Vec::new(),
             coordinator_starts: 0,
+            real_workers: false,
         };
         sb.start_coordinator("127.0.0.1:0");
         for _ in 0..workers {
@@ -181,8 +186,12 @@ impl Sandbox {
     /// `skillshift sweep ARGS...` against this coordinator.
     pub fn sweep(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(BIN);
+        let mut args = args.to_vec();
+        if args.first() == Some(&"start") && !self.real_workers && !args.contains(&"--simulated") {
+            args.insert(1, "--simulated");
+        }
         cmd.arg("sweep")
-            .args(args)
+            .args(&args)
             .args(self.client_tls_args())
             .env("SKILLSHIFT_COORDINATOR", self.url())
             .env_remove("SKILLSHIFT_TOKEN");
@@ -353,6 +362,24 @@ pub fn signal(pid: u32, sig: &str) {
 pub fn read_records(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).expect("records file");
     text.lines().map(|l| serde_json::from_str(l).expect("a JSON record per line")).collect()
+}
+
+/// A run of `treatment` alone: its records of `records` (lines kept as written) and the contract.json
+/// beside them, copied into `dir`; returns the new records file. A reuse file that holds every treatment
+/// of a sweep is refused, so a baseline to reuse is cut out of a two-treatment run this way.
+pub fn only_treatment(records: &Path, treatment: &str, dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let from = records.parent().expect("a folder").join("contract.json");
+    std::fs::copy(from, dir.join("contract.json")).expect("copy contract.json");
+    let text = std::fs::read_to_string(records).expect("records file");
+    let kept: String = text
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["treatment"] == treatment))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let out = dir.join("per_task.jsonl");
+    std::fs::write(&out, kept).expect("write records");
+    out
 }
 
 /// The record key of docs/formats.md#record-validation: (treatment, uid, condition, rep, attempt).

@@ -68,13 +68,16 @@ fn command(args: &[&str], env: &[(&str, String)]) -> Command {
 /// Starts `skillshift coordinator` on port 0 with its HTTP port; returns it
 /// and the (grpc, http) addresses from its first stdout line.
 pub fn coordinator(dir: &Path, env: &[(&str, String)]) -> (Proc, SocketAddr, SocketAddr) {
+    coordinator_with(dir, env, &[])
+}
+
+/// As [`coordinator`], with more flags (`--llm-concurrency N`, ...).
+pub fn coordinator_with(dir: &Path, env: &[(&str, String)], args: &[&str]) -> (Proc, SocketAddr, SocketAddr) {
     let data = dir.join("coordinator").display().to_string();
+    let mut all = vec!["coordinator", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data-dir", &data];
+    all.extend_from_slice(args);
     let mut child =
-        command(&["coordinator", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data-dir", &data], env)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn coordinator");
+        command(&all, env).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn coordinator");
     let stdout = child.stdout.take().expect("coordinator stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

@@ -60,13 +60,21 @@ pub struct Reply {
     pub skill_reports: Vec<SkillReport>,
 }
 
-/// LLM usage accumulated over an attempt.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// LLM usage accumulated over an attempt. The default is none at all: no call, so a cost of $0, a
+/// measurement a spend gate decides on (`None` is an unknown cost: a call without a price, or an
+/// external agent that may call a model of its own).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Usage {
     pub llm_calls: u32,
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub cost_usd: Option<f64>,
+}
+
+impl Default for Usage {
+    fn default() -> Usage {
+        Usage { llm_calls: 0, tokens_in: 0, tokens_out: 0, cost_usd: Some(0.0) }
+    }
 }
 
 /// Why an agent could not produce a move. Any of these ends the attempt as

@@ -17,6 +17,12 @@ pub trait Executor: Send + Sync + 'static {
     /// Number of attempts that may run at once.
     fn slots(&self) -> usize;
 
+    /// Whether this executor makes its records up (`worker --simulate MS`): it then runs only the units of
+    /// sweeps whose contract says `simulated`, and those only (docs/formats.md#contract).
+    fn simulated(&self) -> bool {
+        false
+    }
+
     /// Runs one attempt to its record. Never fails: every fault becomes an
     /// `error` record with its reason. `cancel` ends the attempt early (its
     /// record is then an `error` with reason `cancelled`).

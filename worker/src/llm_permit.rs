@@ -168,6 +168,10 @@ impl PermitGate {
                 holder: self.holder.clone(),
             });
             req.set_timeout(WAIT + Duration::from_secs(5));
+            // The call's trace context (its chat span), so the coordinator's llm.permit span sits in the attempt's trace.
+            if let Some(tp) = skillshift_telemetry::context::current_traceparent().and_then(|t| t.parse().ok()) {
+                req.metadata_mut().insert("traceparent", tp);
+            }
             match self.client.clone().acquire(req).await {
                 Ok(reply) => {
                     let r = reply.into_inner();

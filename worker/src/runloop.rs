@@ -316,7 +316,9 @@ pub async fn run_attempt_traced(
     r.answer = progress.answer.clone();
     r.worker = Some(ctx.worker.clone());
     r.images = Some(progress.images.clone());
-    r.trace_id = spec.traceparent.as_deref().and_then(trace_id);
+    // The attempt's own trace: its run span's (a child of the coordinator's, or, for `skillshift run`
+    // with no coordinator, the trace it started), else the assignment's `traceparent`.
+    r.trace_id = spans::record_trace_id(&run_span, spec);
     spans::record_steps(&run_span, progress.steps);
     spans::record_outcome(&run_span, r.outcome.map_or("error", Outcome::as_str), r.error.as_deref());
     let message = match &end {

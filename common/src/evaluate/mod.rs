@@ -215,7 +215,7 @@ pub async fn evaluate<P: PageReader>(
                     verdict,
                     expected: reference.unwrap_or("null").to_string(),
                     got: state.url.to_string(),
-                    detail: format!("{} ({})", eval.url_note.as_deref().unwrap_or(url::GOLD_IN_PRED), opts.mode),
+                    detail: url::rule_detail(eval.url_note.as_deref(), opts.mode),
                 });
             }
             EvalType::ProgramHtml => {

@@ -182,6 +182,15 @@ pub enum UrlError {
 }
 
 /// `url_match` of `pred` (the final page's URL) against `reference` (placeholders resolved).
+/// The rule a verdict was reached by, for the evaluator's `detail`: WebArena's "GOLD in PRED", or under
+/// `--evaluator strict` the rule that replaces it (never the name of the rule it does not apply).
+pub fn rule_detail(url_note: Option<&str>, mode: Mode) -> String {
+    match mode {
+        Mode::WebArena => format!("{} ({mode})", url_note.unwrap_or(GOLD_IN_PRED)),
+        Mode::Strict => format!("host and path equal, each alternative with its own query ({mode})"),
+    }
+}
+
 pub fn url_match(reference: &str, pred: &str, url_note: Option<&str>, mode: Mode) -> Result<bool, UrlError> {
     if let Some(rule) = url_note {
         if rule != GOLD_IN_PRED {
@@ -242,6 +251,12 @@ mod tests {
         assert!(!m("http://h:1/a/b", "http://h:2/a/b"));
         assert!(!url_match("http://h:1/a/b", "http://h:1/a/b/3", None, Mode::Strict).unwrap());
         assert!(url_match("http://H:1/a%20b/", "http://h:1/a b", None, Mode::Strict).unwrap());
+        // The detail names the rule that decided: strict is not "GOLD in PRED".
+        assert_eq!(rule_detail(None, Mode::WebArena), "GOLD in PRED (webarena)");
+        assert_eq!(
+            rule_detail(None, Mode::Strict),
+            "host and path equal, each alternative with its own query (strict)"
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@ impl Engine {
         let views: Vec<WorkerView> = ids
             .iter()
             .filter_map(|id| self.workers.get(id))
-            .map(|w| WorkerView { hosts: w.mask, credits: w.credits, affinity: w.affinity })
+            .map(|w| WorkerView { hosts: w.mask, simulated: w.simulated, credits: w.credits, affinity: w.affinity })
             .collect();
         // A sweep whose budget cannot take one more attempt now is left out; once nothing of it runs, that
         // is its stop.
@@ -52,7 +52,11 @@ impl Engine {
         }
         let sweeps: Vec<SweepView> = active
             .iter()
-            .map(|&i| SweepView { queued: self.sweeps[i].queued, running: self.sweeps[i].running })
+            .map(|&i| SweepView {
+                queued: self.sweeps[i].queued,
+                running: self.sweeps[i].running,
+                simulated: self.sweeps[i].meta.spec.simulated,
+            })
             .collect();
         for pick in scheduler::schedule(&views, &sweeps) {
             let worker = &ids[pick.worker];

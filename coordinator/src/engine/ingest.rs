@@ -15,7 +15,10 @@
 //! store's ledger keeps it across restarts). A record from any other worker
 //! is refused, whether the attempt is running, lost (a late record, which the
 //! unit rule then decides) or stored. The stored record's `worker` is the
-//! sender's public id, whatever the record said.
+//! name the sender registered with (`worker --name`; its public id when it
+//! gave none or is forgotten), whatever the record said: ownership is
+//! decided on the proven id, the record says who ran it as the operator
+//! named it.
 //!
 //! A record larger than `max_record_bytes` is refused (reason `record too
 //! large`) without being converted, and its attempt, if still running, ends
@@ -139,7 +142,7 @@ impl Engine {
             // Already durable: a resend after a lost ack. Acknowledge again.
             return self.ack(worker, conn, key);
         }
-        rec.worker = Some(worker.to_string());
+        rec.worker = Some(self.worker_label(worker));
         let s = &mut self.sweeps[idx];
         s.slots[key.unit as usize][key.attempt as usize] = Slot::recorded(&rec, false);
         s.note_record(key.unit, key.attempt, &rec);
@@ -275,7 +278,8 @@ impl Engine {
     pub(super) fn end_without_record(&mut self, key: &AttemptKey, reason: &str) {
         let Some(&idx) = self.by_id.get(&key.sweep) else { return };
         let holder = self.sweeps[idx].holder(key.unit, key.attempt);
-        let worker = holder.and_then(|h| self.names.name(h)).unwrap_or("unknown").to_string();
+        let worker =
+            holder.and_then(|h| self.names.name(h)).map_or_else(|| "unknown".to_string(), |id| self.worker_label(id));
         let s = &mut self.sweeps[idx];
         let Some(slot) = s.slots.get_mut(key.unit as usize).and_then(|v| v.get_mut(key.attempt as usize)) else {
             return;

@@ -142,6 +142,8 @@ pub enum Input {
     Register {
         name: String,
         hosts: Vec<(Site, Version)>,
+        /// The worker makes its records up (`--simulate`): it runs only simulated sweeps.
+        simulated: bool,
         slots: u32,
         /// The credential of an earlier registration, to keep that identity.
         previous: Option<String>,
@@ -269,8 +271,8 @@ impl Engine {
 
     pub fn handle(&mut self, input: Input, now: Instant) {
         match input {
-            Input::Register { name, hosts, slots, previous, reply } => {
-                let result = self.register(name, hosts, slots, previous, now);
+            Input::Register { name, hosts, simulated, slots, previous, reply } => {
+                let result = self.register(name, hosts, simulated, slots, previous, now);
                 // A new identity is answered once its row is durable.
                 self.effects.push(Effect::Reply(Box::new(move || {
                     let _ = reply.send(result);

@@ -90,11 +90,21 @@ impl Harness {
         self.try_submit(spec).expect("accepted")
     }
 
-    /// Registers; the credential, or why not.
+    /// Registers without a name (records then name the worker by its public id); the credential, or why not.
     fn register(&mut self, hosts: Vec<(Site, Version)>, slots: u32, previous: Option<&str>) -> Result<String, Refused> {
+        self.register_named("", hosts, slots, previous)
+    }
+
+    fn register_named(
+        &mut self,
+        name: &str,
+        hosts: Vec<(Site, Version)>,
+        slots: u32,
+        previous: Option<&str>,
+    ) -> Result<String, Refused> {
         let (tx, mut rx) = oneshot::channel();
         let previous = previous.map(String::from);
-        self.step(Input::Register { name: "w".into(), hosts, slots, previous, reply: tx });
+        self.step(Input::Register { name: name.into(), hosts, simulated: false, slots, previous, reply: tx });
         let credential = rx.try_recv().expect("answered after the commit")?;
         let (id, _) = credential.split_once('.').expect("a credential is <id>.<secret>");
         self.credentials.insert(id.to_string(), credential.clone());
@@ -294,6 +304,21 @@ fn a_sweep_runs_to_done_and_acks_follow_the_records() {
     h.record(&w, c, &first[0], Outcome::Success, None);
     assert_eq!(h.ops.len(), before, "idempotent ingest writes nothing");
     assert_eq!(h.acks(&w), vec![first[0].clone()]);
+}
+
+#[test]
+fn records_carry_the_name_the_worker_registered_with() {
+    let mut h = Harness::new();
+    h.submit(spec(0));
+    let credential = h.register_named("wA", all_hosts(), 1, None).expect("registered");
+    let id = credential.split_once('.').map(|(id, _)| id.to_string()).expect("public id");
+    let c = h.connect(&id, vec![], 1);
+    let k = h.assigned(&id).pop().expect("an assignment");
+    let mut rec = h.make_record(&k, Outcome::Success, None);
+    rec.worker = Some("claimed-by-the-record".into());
+    h.step(Input::Worker { worker: id.clone(), conn: c, event: WorkerEvent::Record(k.clone(), Box::new(rec)) });
+    let stored = h.stored(&k).expect("stored");
+    assert_eq!(stored.record.worker.as_deref(), Some("wA"), "the --name, not {id} nor what the record said");
 }
 
 #[test]

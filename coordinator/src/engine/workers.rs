@@ -37,6 +37,8 @@ pub(super) struct WorkerEntry {
     pub(super) hosts: Vec<(Site, Version)>,
     /// The hosted site-versions as a bit set of [`sv_index`].
     pub(super) mask: u8,
+    /// Makes its records up (`worker --simulate`): runs the units of simulated sweeps only.
+    pub(super) simulated: bool,
     pub(super) slots: u32,
     pub(super) conn: Option<Conn>,
     pub(super) credits: u32,
@@ -86,6 +88,14 @@ pub(super) fn public_part(credential: &str) -> String {
 }
 
 impl Engine {
+    /// What a record says ran it: the name worker `id` registered with (`worker --name`), else its id.
+    pub(super) fn worker_label(&self, id: &str) -> String {
+        match self.workers.get(id) {
+            Some(w) if !w.name.trim().is_empty() => w.name.clone(),
+            _ => id.to_string(),
+        }
+    }
+
     /// The public id a credential proves, if it proves one.
     fn authenticate(&self, credential: &str) -> Option<&str> {
         let (id, secret) = credential.split_once('.')?;
@@ -98,6 +108,7 @@ impl Engine {
         &mut self,
         name: String,
         hosts: Vec<(Site, Version)>,
+        simulated: bool,
         slots: u32,
         previous: Option<String>,
         now: Instant,
@@ -116,6 +127,7 @@ impl Engine {
                     w.name = name;
                     w.hosts = hosts;
                     w.mask = mask;
+                    w.simulated = simulated;
                     w.slots = slots;
                     w.last_seen = now;
                 }
@@ -149,6 +161,7 @@ impl Engine {
                 name,
                 hosts,
                 mask,
+                simulated,
                 slots,
                 conn: None,
                 credits: 0,
@@ -178,6 +191,7 @@ impl Engine {
                     name: row.name,
                     hosts: Vec::new(),
                     mask: 0,
+                    simulated: false,
                     slots: 0,
                     conn: None,
                     credits: 0,

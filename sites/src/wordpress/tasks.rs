@@ -291,10 +291,7 @@ fn instances(v: Version) -> Vec<(&'static Template, Vec<Inst>)> {
         |a| {
             let c = b.search_comments("all", a, None).into_iter().find(|c| c.status == "pending");
             let (post, text) = c.map(|c| (c.post, c.content.clone())).unwrap_or_default();
-            inst(
-                vec![(*a).clone()],
-                html(format!("{W}/?p={post}"), comments_loc, text, false),
-            )
+            inst(vec![(*a).clone()], html(format!("{W}/?p={post}"), comments_loc, text, false))
         },
     );
     let list_check = |status: &str, p: &Post| {

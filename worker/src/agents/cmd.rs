@@ -269,7 +269,8 @@ impl Agent for CmdAgent {
     }
 
     fn usage(&self) -> Usage {
-        Usage::default()
+        // Opaque: the command may call a model of its own, so its cost is unknown, not $0.
+        Usage { cost_usd: None, ..Usage::default() }
     }
 }
 

@@ -387,6 +387,13 @@ impl OpenAiClient {
         &self.config
     }
 
+    /// This endpoint asked for another model (and temperature), as an attempt's contract names them; the
+    /// HTTP client (its connection pool) is shared.
+    pub fn with_model(&self, model: &str, temperature: f64) -> OpenAiClient {
+        let config = LlmConfig { model: model.to_string(), temperature, ..self.config.clone() };
+        OpenAiClient { config, url: self.url.clone(), http: self.http.clone() }
+    }
+
     async fn try_once(&self, body: &ChatRequest<'_>) -> Try {
         let mut req = self.http.post(&self.url).json(body);
         if let Some(key) = &self.config.api_key {

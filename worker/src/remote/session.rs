@@ -221,7 +221,7 @@ impl Session {
     /// slots. Only a refusal that retrying cannot fix is an error.
     async fn connect(&mut self) -> Result<(), RemoteError> {
         let keys: Vec<AttemptKey> = self.running.keys().cloned().collect();
-        match Link::open(&self.cfg, &self.hosts, self.slots, &self.worker_id, &keys).await {
+        match Link::open(&self.cfg, &self.hosts, self.executor.simulated(), self.slots, &self.worker_id, &keys).await {
             Ok(link) => {
                 if self.worker_id != link.worker_id {
                     tracing::info!(worker = %link.worker_id, "registered with the coordinator");

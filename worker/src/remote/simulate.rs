@@ -18,13 +18,13 @@ use futures::future::BoxFuture;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::llm::{ChatMessage, ChatModel};
+use crate::agents::llm::{ChatMessage, ChatModel, OpenAiClient};
 use crate::executor::Executor;
 
 pub struct SimulatedExecutor {
     duration: Duration,
     slots: usize,
-    llm: Option<Arc<dyn ChatModel>>,
+    llm: Option<Arc<OpenAiClient>>,
 }
 
 impl SimulatedExecutor {
@@ -32,16 +32,33 @@ impl SimulatedExecutor {
         SimulatedExecutor { duration, slots: slots.max(1), llm: None }
     }
 
-    /// Attempts of an LLM agent make their calls to `llm` for real.
-    pub fn with_llm(mut self, llm: Arc<dyn ChatModel>) -> SimulatedExecutor {
+    /// Attempts of an LLM agent make their calls to `llm`'s endpoint for real, asking for the model and
+    /// temperature their contract names (the endpoint's configured model only when it names none).
+    pub fn with_llm(mut self, llm: Arc<OpenAiClient>) -> SimulatedExecutor {
         self.llm = Some(llm);
         self
     }
 }
 
-/// Makes `calls` real calls for a simulated attempt; returns (tokens in, tokens out) or the first failure.
-async fn real_calls(llm: &dyn ChatModel, spec: &AttemptSpec, calls: u32) -> Result<(u64, u64), String> {
-    let (mut tin, mut tout) = (0, 0);
+/// What the real calls of a simulated attempt used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Used {
+    tokens_in: u64,
+    tokens_out: u64,
+    /// The sum of the calls' prices; `None` when one call had none (its model is in no price table and
+    /// `SKILLSHIFT_LLM_PRICE` is not set), as for a real agent.
+    cost_usd: Option<f64>,
+}
+
+/// The client of one attempt: the endpoint asked for the contract's model and temperature.
+fn client_for(llm: &OpenAiClient, spec: &AttemptSpec) -> OpenAiClient {
+    let model = spec.model.as_deref().unwrap_or(llm.model());
+    llm.with_model(model, spec.temperature.unwrap_or(llm.config().temperature))
+}
+
+/// Makes `calls` real calls for a simulated attempt; returns what they used or the first failure.
+async fn real_calls(llm: &dyn ChatModel, spec: &AttemptSpec, calls: u32) -> Result<Used, String> {
+    let (mut tin, mut tout, mut cost) = (0, 0, Some(0.0));
     for step in 0..calls {
         let messages = [
             ChatMessage::system("skillshift --simulate-llm: a load test, not a task; answer with one word."),
@@ -50,8 +67,9 @@ async fn real_calls(llm: &dyn ChatModel, spec: &AttemptSpec, calls: u32) -> Resu
         let c = llm.complete(&messages).await.map_err(|e| e.to_string())?;
         tin += c.info.tokens_in;
         tout += c.info.tokens_out;
+        cost = cost.zip(c.info.cost_usd).map(|(a, b)| a + b);
     }
-    Ok((tin, tout))
+    Ok(Used { tokens_in: tin, tokens_out: tout, cost_usd: cost })
 }
 
 /// splitmix64: a small, well-mixed deterministic generator.
@@ -134,6 +152,12 @@ pub fn simulated_record(spec: &AttemptSpec) -> Record {
         r.tokens_in = Some(tokens_in);
         r.tokens_out = Some(tokens_out);
         r.cost_usd = Some((tokens_in as f64 * 0.15 + tokens_out as f64 * 0.60) / 1e6);
+    } else {
+        // The skills agent calls no model: $0 is what it spent, a measurement spend gates can decide on.
+        r.llm_calls = Some(0);
+        r.tokens_in = Some(0);
+        r.tokens_out = Some(0);
+        r.cost_usd = Some(0.0);
     }
     r.answer = None;
     r.failure_category = made_up_category(&r, spec);
@@ -170,23 +194,28 @@ impl Executor for SimulatedExecutor {
         self.slots
     }
 
+    fn simulated(&self) -> bool {
+        true
+    }
+
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {
         let base = self.duration;
-        let llm = self.llm.clone().filter(|_| spec.agent != "skills");
+        let llm = self.llm.as_deref().filter(|_| spec.agent != "skills").map(|l| client_for(l, &spec));
         Box::pin(async move {
             let started = Instant::now();
             let started_at = chrono::Utc::now();
             let mut rec = simulated_record(&spec);
             if let (Some(llm), Some(calls)) = (llm, rec.llm_calls) {
                 let made = tokio::select! {
-                    r = real_calls(llm.as_ref(), &spec, calls) => Some(r),
+                    r = real_calls(&llm, &spec, calls) => Some(r),
                     _ = cancel.cancelled() => None,
                 };
                 match made {
-                    Some(Ok((tin, tout))) => {
-                        rec.tokens_in = Some(tin);
-                        rec.tokens_out = Some(tout);
-                        rec.cost_usd = None;
+                    Some(Ok(used)) => {
+                        rec.tokens_in = Some(used.tokens_in);
+                        rec.tokens_out = Some(used.tokens_out);
+                        // Priced as a real call is: the configured price, else the answering model's list price.
+                        rec.cost_usd = used.cost_usd;
                     }
                     Some(Err(e)) => {
                         rec = Record { success: None, steps: None, skill_calls: None, skill_failures: None, ..rec };

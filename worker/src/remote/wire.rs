@@ -193,6 +193,7 @@ impl Link {
     pub async fn open(
         cfg: &RemoteConfig,
         hosts: &[(Site, Version)],
+        simulated: bool,
         slots: u32,
         previous_id: &str,
         running: &[AttemptKey],
@@ -207,6 +208,7 @@ impl Link {
                 hosts: hosts.iter().map(|(s, v)| convert::site_version_to_wire(*s, *v)).collect(),
                 slots,
                 previous_id: previous_id.to_string(),
+                simulated,
             })
             .await?
             .into_inner();
