@@ -41,7 +41,7 @@ KEDA_PROMETHEUS_KEYS = {"serverAddress", "query", "threshold", "activationThresh
                         "customHeaders", "ignoreNullValues", "unsafeSsl", "queryParameters"}
 # The worker's --sites file (worker/src/sites.rs; docs/formats.md, "--sites FILE").
 SITES_KEYS = {"backend", "control_path", "reset_policy", "reset_timeout_s", "sites"}
-SITE_ENTRY_KEYS = {"url", "digest", "login", "reset_command"}
+SITE_ENTRY_KEYS = {"url", "digest", "login", "reset_command", "env_ctrl", "auto_login", "storage_state"}
 DOC_FILES = ["docs/deploy.md", "deploy/README.md"]
 
 
@@ -487,7 +487,8 @@ def check_sites(bundle):
                 problems.append(f"{where}: sites.{image} has no key {k}")
             if not re.fullmatch(r"(gitlab|magento|wordpress)-v[12]", image):
                 problems.append(f"{where}: sites.{image}: not an image name like gitlab-v1")
-            urls = [entry.get("url", "")] + re.findall(r"https?://[^\s\"']+", entry.get("reset_command", ""))
+            urls = [entry.get("url", ""), entry.get("env_ctrl") or ""]
+            urls += re.findall(r"https?://[^\s\"']+", entry.get("reset_command", ""))
             for url in urls:
                 m = re.match(r"https?://(localhost|127\.0\.0\.1)(?::(\d+))?", url)
                 if m and int(m.group(2) or 80) not in served:

@@ -340,6 +340,8 @@ def login(v2):
     ]
     if v2:  # shifts.md W12: the administration email verification after every login
         steps.append({"action": "click", "target": {"role": "button", "name": "The email is correct"}})
+    # Signed in: the admin bar's "Log Out" (a refused or lost login is then a site_login error, not a task failure).
+    steps.append({"action": "read", "target": {"role": "link", "name": "Log Out"}})
     return steps
 def entry(port, digest, v2):
     port = int(port)

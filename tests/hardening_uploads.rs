@@ -37,7 +37,7 @@ async fn hand_made(ch: &Channel, slots: u32, free: u32) -> HandMade {
     let mut worker = WorkerClient::new(ch.clone());
     let hosts = vec![v1::SiteVersion { site: "gitlab".into(), version: "v1".into() }];
     let reg =
-        v1::RegisterRequest { name: "hand-made".into(), hosts, slots, previous_id: String::new(), simulated: false };
+        v1::RegisterRequest { name: "hand-made".into(), hosts, slots, previous_id: String::new(), simulated: true };
     let credential = worker.register(authed(reg)).await.expect("register").into_inner().worker_id;
     let (tx, rx) = mpsc::channel(64);
     let hello = v1::Hello { worker_id: credential, running: Vec::new(), free_slots: free };

@@ -75,6 +75,21 @@ fn first_per_template() -> Vec<(u64, u64)> {
     first.into_iter().map(|(template, id)| (id, template)).collect()
 }
 
+/// `tasks audit --real-sites FILE --families FAMILIES --json`, its report.
+fn audit(file: &Path, families: &Path) -> Value {
+    let out = bin()
+        .args(["tasks", "audit", "--sites", "wordpress", "--json"])
+        .arg("--real-sites")
+        .arg(file)
+        .arg("--families")
+        .arg(families)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("audit --json: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
 fn families_file(dir: &Path, ids: &[u64]) -> PathBuf {
     let path = dir.join("families.json");
     std::fs::write(&path, serde_json::json!({"sites": {"wordpress": {"families": ids}}}).to_string()).unwrap();
@@ -158,21 +173,30 @@ fn the_real_wordpress_runs_resets_and_audits_as_the_fixture_does() {
     // The audit: every template's first task, both versions, on the real instances.
     let all: Vec<(u64, u64)> = first_per_template();
     let families = families_file(tmp.path(), &all.iter().map(|(id, _)| *id).collect::<Vec<_>>());
-    let audit = bin()
-        .args(["tasks", "audit", "--sites", "wordpress", "--json"])
-        .arg("--real-sites")
-        .arg(&file)
-        .arg("--families")
-        .arg(&families)
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&audit.stdout).unwrap_or_else(|_| {
-        panic!("audit --json: {}{}", String::from_utf8_lossy(&audit.stdout), String::from_utf8_lossy(&audit.stderr))
-    });
+    let report = audit(&file, &families);
     assert_eq!(report["real_sites"], serde_json::json!(["wordpress-v1", "wordpress-v2"]));
+    let mut rows: BTreeMap<(String, u64), Value> = BTreeMap::new();
+    for row in report["tasks"].as_array().unwrap() {
+        rows.insert((row["version"].as_str().unwrap().to_string(), row["task_id"].as_u64().unwrap()), row.clone());
+    }
+    // A sign-in the real application lost on a loaded machine is an environment error, which a sweep retries
+    // (`--max-retries`): those task-versions are audited once more, and only once.
+    let lost: Vec<u64> = rows
+        .values()
+        .filter(|r| r["status"] == "error" && r["detail"].as_str().unwrap_or("").contains("site_login"))
+        .map(|r| r["task_id"].as_u64().unwrap())
+        .collect::<BTreeSet<u64>>()
+        .into_iter()
+        .collect();
+    if !lost.is_empty() {
+        let again = audit(&file, &families_file(tmp.path(), &lost));
+        for row in again["tasks"].as_array().unwrap() {
+            rows.insert((row["version"].as_str().unwrap().to_string(), row["task_id"].as_u64().unwrap()), row.clone());
+        }
+    }
     let template_of: BTreeMap<u64, u64> = all.into_iter().collect();
     let mut not_ok = Vec::new();
-    for row in report["tasks"].as_array().unwrap() {
+    for row in rows.values() {
         if row["status"] != "ok" {
             let template = template_of[&row["task_id"].as_u64().unwrap()];
             not_ok.push((row["version"].as_str().unwrap().to_string(), template, row["detail"].clone()));
