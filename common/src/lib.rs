@@ -13,6 +13,7 @@
 //! * [`html`]: the one HTML escaper.
 //! * [`text`]: input echoed in error messages, clipped to one short line.
 //! * [`bounded`]: reading whole files and lines with a stated bound on their size.
+//! * [`har`]: an attempt's network trace as a HAR 1.2 document (the trajectory's `network` part).
 //! * [`trajectory`]: an attempt's steps and the scorer's evidence (docs/formats.md#trajectories).
 //! * [`failure`]: a non-success attempt's failure category, from its outcome and trajectory.
 //! * [`blob`]: a trajectory with its screenshots, compressed, as the outbox, the wire and exports carry it.
@@ -23,6 +24,7 @@ pub mod attempt;
 pub mod bounded;
 pub mod error_reason;
 pub mod evaluate;
+pub mod har;
 pub mod html;
 pub mod ids;
 pub mod record;

@@ -199,6 +199,9 @@ pub struct Trajectory {
     pub outcome: Outcome,
     pub failure_category: Option<String>,
     pub error: Option<String>,
+    /// The attempt's network trace, HAR 1.2 (docs/formats.md#trajectories); left out when none was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::har::Har>,
 }
 
 impl Trajectory {
@@ -216,6 +219,7 @@ impl Trajectory {
             outcome: Outcome::Error,
             failure_category: None,
             error: None,
+            network: None,
         }
     }
 
@@ -434,6 +438,7 @@ mod tests {
             outcome: Outcome::Failure,
             failure_category: Some("skill_failure".into()),
             error: None,
+            network: None,
         };
         t.redact(&["Issues".to_string()]);
         let v = serde_json::to_value(&t).expect("json");

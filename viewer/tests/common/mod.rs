@@ -76,6 +76,7 @@ fn trajectory_of(r: &Record, steps: Vec<Step>, category: &str, evaluator: Evalua
         outcome: r.outcome(),
         failure_category: Some(category.into()),
         error: None,
+        network: None,
     }
 }
 
