@@ -332,3 +332,31 @@ fn a_two_treatment_sweep_pairs_its_units_and_a_reused_baseline_runs_only_the_can
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("max_steps") && err.trim().lines().count() == 1, "{err}");
 }
+
+#[test]
+fn queued_units_no_worker_can_run_are_named_instead_of_an_eta() {
+    // Only simulated workers, and a real sweep: none of its units can run anywhere.
+    let mut sb = Sandbox::start_with(1, 50, Options { http: true, ..Options::default() });
+    sb.real_workers = true;
+    let id = sb.submit(2, &[]);
+    let st = sb.wait_until(&id, Duration::from_secs(20), |st| st["unrunnable"].is_array());
+    let rows = st["unrunnable"].as_array().cloned().unwrap_or_default();
+    let queued: u64 = rows.iter().filter_map(|r| r["queued"].as_u64()).sum();
+    assert_eq!(queued, 12, "2 families x 6 conditions wait: {rows:?}");
+    let out = sb.sweep(&["status", &id]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no worker can run 12 queued units (gitlab v1, gitlab v2)"), "{text}");
+    let http = sb.http_addr.clone().expect("http port");
+    let (code, body) = support::http_get(&http, "/api/status?token=sandbox-token").expect("GET /api/status");
+    assert_eq!(code, 200);
+    let api: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let sweep = api["sweeps"].as_array().and_then(|s| s.iter().find(|s| s["id"] == id.as_str())).cloned();
+    let sweep = sweep.expect("the sweep is listed");
+    assert_eq!(sweep["eta_ms"], serde_json::Value::Null);
+    assert_eq!(sweep["unrunnable"][0]["queued"], 6, "{sweep}");
+    // A simulated sweep beside it runs on the same worker and names nothing.
+    sb.real_workers = false;
+    let sim = sb.submit(1, &[]);
+    let done = sb.wait_state(&sim, "done", Duration::from_secs(60));
+    assert!(done.get("unrunnable").is_none(), "{done}");
+}

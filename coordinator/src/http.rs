@@ -92,6 +92,15 @@ async fn api_status(State(h): State<Handle>) -> impl IntoResponse {
     }
 }
 
+/// What the page says of when a sweep ends: that some queued units have no worker, else its ETA.
+fn eta_cell(s: &SweepStatus) -> String {
+    match (s.unrunnable_line(), s.eta_ms) {
+        (Some(line), _) => line,
+        (None, Some(ms)) => format!("{} s", ms / 1000),
+        (None, None) => "-".into(),
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -106,11 +115,11 @@ async fn page(State(h): State<Handle>) -> impl IntoResponse {
          table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\
          th{background:#f4f4f4}</style></head><body><h1>skillshift coordinator</h1><h2>Sweeps</h2>\
          <table><tr><th>id</th><th>state</th><th>units</th><th>done</th><th>running</th><th>queued</th>\
-         <th>invalid</th><th>attempts</th><th>errors</th></tr>",
+         <th>invalid</th><th>attempts</th><th>errors</th><th>ETA</th></tr>",
     );
     for s in &sweeps {
         html.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&s.id),
             s.state.as_str(),
             s.units.total,
@@ -119,7 +128,8 @@ async fn page(State(h): State<Handle>) -> impl IntoResponse {
             s.units.queued,
             s.units.invalid,
             s.attempts.total,
-            s.attempts.error
+            s.attempts.error,
+            esc(&eta_cell(s))
         ));
     }
     html.push_str("</table><h2>Workers</h2><table><tr><th>id</th><th>name</th><th>connected</th><th>slots</th><th>running</th><th>last seen</th></tr>");

@@ -81,6 +81,30 @@ pub struct SweepStatus {
     /// The most frequent reasons attempts errored (`error: error_detail`) and their counts, most frequent
     /// first, at most [`TOP_ERRORS`].
     pub top_errors: Vec<(String, u64)>,
+    /// Queued units no connected worker can run (none hosts their site-version, or none is of the sweep's
+    /// kind, simulated or real), per site-version; while any are, there is no ETA.
+    pub unrunnable: Vec<Unrunnable>,
+}
+
+/// Queued units of one site-version that no connected worker can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Unrunnable {
+    pub site: Site,
+    pub version: Version,
+    pub queued: u64,
+}
+
+impl SweepStatus {
+    /// `no worker can run 12 queued units (gitlab v2)`, or `None` when every queued unit has a worker.
+    pub fn unrunnable_line(&self) -> Option<String> {
+        if self.unrunnable.is_empty() {
+            return None;
+        }
+        let total: u64 = self.unrunnable.iter().map(|u| u.queued).sum();
+        let where_: Vec<String> = self.unrunnable.iter().map(|u| format!("{} {}", u.site, u.version)).collect();
+        let noun = if total == 1 { "unit" } else { "units" };
+        Some(format!("no worker can run {total} queued {noun} ({})", where_.join(", ")))
+    }
 }
 
 /// How many error reasons a status lists.
@@ -109,6 +133,14 @@ impl SweepStatus {
                 .map(|(error, count)| serde_json::json!({"error": error, "count": count}))
                 .collect();
             obj.insert("top_errors".into(), errors.into());
+        }
+        if let (false, Some(obj)) = (self.unrunnable.is_empty(), v.as_object_mut()) {
+            let rows: Vec<serde_json::Value> = self
+                .unrunnable
+                .iter()
+                .map(|u| serde_json::json!({"site": u.site, "version": u.version, "queued": u.queued}))
+                .collect();
+            obj.insert("unrunnable".into(), rows.into());
         }
         v
     }

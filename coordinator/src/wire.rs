@@ -150,6 +150,11 @@ pub fn status_to_wire(s: &SweepStatus) -> v1::SweepStatus {
             .iter()
             .map(|(error, count)| v1::ErrorCount { error: error.clone(), count: *count })
             .collect(),
+        unrunnable: s
+            .unrunnable
+            .iter()
+            .map(|u| v1::Unrunnable { site: u.site.to_string(), version: u.version.to_string(), queued: u.queued })
+            .collect(),
     }
 }
 
@@ -191,6 +196,19 @@ pub fn status_from_wire(w: v1::SweepStatus) -> Result<SweepStatus, WireError> {
             .take(crate::status::TOP_ERRORS)
             .map(|e| (skillshift_common::record::error_detail(&e.error), e.count))
             .collect(),
+        // Bounded: one row per site-version at most.
+        unrunnable: w
+            .unrunnable
+            .into_iter()
+            .take(skillshift_common::ids::Site::ALL.len() * 2)
+            .map(|u| {
+                Ok(crate::status::Unrunnable {
+                    site: u.site.parse().map_err(|e| invalid("unrunnable.site", e))?,
+                    version: u.version.parse().map_err(|e| invalid("unrunnable.version", e))?,
+                    queued: u.queued,
+                })
+            })
+            .collect::<Result<Vec<_>, WireError>>()?,
     })
 }
 

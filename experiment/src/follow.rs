@@ -42,6 +42,9 @@ pub fn one_line(st: &SweepStatus) -> String {
     if let Some(reason) = &st.stopped {
         line.push_str(&format!("; stopped: {reason}"));
     }
+    if let Some(unrunnable) = st.unrunnable_line() {
+        line.push_str(&format!("; {unrunnable}"));
+    }
     line
 }
 
@@ -133,6 +136,7 @@ mod tests {
             cost_usd: 0.0477,
             stopped: None,
             top_errors: Vec::new(),
+            unrunnable: Vec::new(),
         };
         assert!(one_line(&st).ends_with("; $0.05 spent"), "{}", one_line(&st));
         st.stopped = Some("cost budget of $0.05 reached ($0.0477 spent)".into());

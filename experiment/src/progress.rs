@@ -51,7 +51,11 @@ impl Bars {
     }
 
     pub fn draw(&self, st: &SweepStatus, workers: Option<usize>) {
-        let eta = st.eta_ms.map(|ms| format!("ETA {}", fmt_duration(ms))).unwrap_or_else(|| "ETA -".into());
+        let eta = match (st.unrunnable_line(), st.eta_ms) {
+            (Some(line), _) => line,
+            (None, Some(ms)) => format!("ETA {}", fmt_duration(ms)),
+            (None, None) => "ETA -".into(),
+        };
         let workers = workers.map(|w| w.to_string()).unwrap_or_else(|| "?".into());
         self.header.set_message(format!(
             "{}  {}  {}/{} units  {} running  {} invalid  workers {}  {}",

@@ -11,7 +11,8 @@ use skillshift_common::{Condition, Outcome, Site};
 
 use super::units::{Slot, UnitStatus};
 use super::Engine;
-use crate::status::{AttemptCounts, CellProgress, SweepState, SweepStatus, UnitCounts};
+use crate::scheduler::sv_of;
+use crate::status::{AttemptCounts, CellProgress, SweepState, SweepStatus, UnitCounts, Unrunnable};
 
 impl Engine {
     pub(super) fn status_of(&self, id: &str, now: Instant) -> Option<SweepStatus> {
@@ -68,9 +69,10 @@ impl Engine {
         } else {
             SweepState::Running
         };
+        let unrunnable = self.unrunnable(idx);
         let eta_ms = s.first_assign.and_then(|t0| {
             let gained = resolved.saturating_sub(s.resolved_at_first);
-            if gained == 0 || state != SweepState::Running {
+            if gained == 0 || state != SweepState::Running || !unrunnable.is_empty() {
                 return None;
             }
             let per = now.duration_since(t0).as_millis() as f64 / gained as f64;
@@ -89,7 +91,32 @@ impl Engine {
             cost_usd: s.spent,
             stopped: s.meta.stopped.clone(),
             top_errors: s.top_errors(crate::status::TOP_ERRORS),
+            unrunnable,
         }
+    }
+
+    /// The sweep's queued units, per site-version, that no connected worker of its kind (simulated or
+    /// real) hosts: they wait for a worker that may never come, so no ETA is honest.
+    fn unrunnable(&self, idx: usize) -> Vec<Unrunnable> {
+        let s = &self.sweeps[idx];
+        if s.meta.cancelled {
+            return Vec::new();
+        }
+        let simulated = s.meta.spec.simulated;
+        let hosted = self
+            .workers
+            .values()
+            .filter(|w| w.conn.is_some() && w.simulated == simulated)
+            .fold(0u8, |mask, w| mask | w.mask);
+        s.queued
+            .iter()
+            .enumerate()
+            .filter(|&(sv, &n)| n > 0 && hosted & (1 << sv) == 0)
+            .map(|(sv, &n)| {
+                let (site, version) = sv_of(sv);
+                Unrunnable { site, version, queued: u64::from(n) }
+            })
+            .collect()
     }
 
     /// Whether the engine knows the sweep (stored, so it can be exported).

@@ -979,3 +979,30 @@ fn a_lost_workers_attempt_is_recorded_with_the_worker_lost_category() {
     let stored = h.stored(&k).expect("recorded");
     assert_eq!(stored.record.failure_category.as_deref(), Some("worker_lost"));
 }
+
+#[test]
+fn queued_units_no_worker_hosts_are_named_and_leave_no_eta() {
+    let mut h = Harness::new();
+    let id = h.submit(spec(2));
+    let (w, c) = h.worker(vec![(Site::Gitlab, Version::V1)], 2);
+    let first = h.assigned(&w);
+    assert_eq!(first.len(), 2, "the two v1 units run");
+    let st = h.status(&id);
+    let expected = [crate::status::Unrunnable { site: Site::Gitlab, version: Version::V2, queued: 2 }];
+    assert_eq!(st.unrunnable, expected);
+    assert_eq!(st.unrunnable_line().as_deref(), Some("no worker can run 2 queued units (gitlab v2)"));
+    h.t += Duration::from_secs(5);
+    for k in &first {
+        h.record(&w, c, k, Outcome::Success, None);
+    }
+    let st = h.status(&id);
+    assert_eq!(st.state, SweepState::Running);
+    assert_eq!(st.eta_ms, None, "no ETA while units wait for a worker that is not there");
+    assert_eq!(st.to_json()["unrunnable"][0]["queued"], 2);
+    let round = crate::wire::status_from_wire(crate::wire::status_to_wire(&st)).expect("round trip");
+    assert_eq!(round.unrunnable, st.unrunnable);
+    // A worker that hosts v2 arrives: nothing is unrunnable any more.
+    let _ = h.worker(all_hosts(), 2);
+    let st = h.status(&id);
+    assert!(st.unrunnable.is_empty() && st.unrunnable_line().is_none(), "{:?}", st.unrunnable);
+}
