@@ -140,3 +140,54 @@ fn a_browser_that_stops_starting_mid_sweep_stops_the_worker_leasing_and_is_named
     assert!(log.contains("taking no new work until it starts again"), "{log}");
     assert!(log.contains("the browser starts again; taking work"), "{log}");
 }
+
+/// Every live process as (pid, comm, ppid, pgid), from `/proc` (zombies left out: they are dead).
+fn processes() -> Vec<(u32, String, u32, u32)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        let comm = stat[open + 1..close].to_string();
+        let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let (Some(state), Some(ppid), Some(pgid)) = (rest.first(), rest.get(1), rest.get(2)) else { continue };
+        let (Ok(pid), Ok(ppid), Ok(pgid)) = (stat[..open].trim().parse(), ppid.parse(), pgid.parse()) else { continue };
+        if *state != "Z" && *state != "X" {
+            out.push((pid, comm, ppid, pgid));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_worker_killed_with_sigkill_mid_attempt_leaves_no_chromedriver_or_browser_behind() {
+    let mut sb = Sandbox::start(0, 0);
+    sb.real_workers = true;
+    let metrics = free_addr();
+    let worker = Command::new(BIN)
+        .args(["worker", "--embedded-sites", "--name", "wK", "--coordinator", &sb.url(), "--token", "sandbox-token"])
+        .args(["--metrics-addr", &metrics, "--outbox"])
+        .arg(sb.path("outbox-k"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(sb.path("worker-k.log")).expect("log"))
+        .spawn()
+        .expect("spawn worker");
+    let pid = worker.id();
+    sb.workers.push(worker);
+    wait_for(Duration::from_secs(60), "the worker never became ready", || {
+        get(&metrics, "/readyz").map(|r| r.0) == Some(200)
+    });
+    let id = sb.submit(10, &[]);
+    sb.wait_until(&id, Duration::from_secs(120), |st| st["units"]["done"].as_u64() >= Some(1));
+    // Its chromedriver groups, and every process in them (the browsers).
+    let groups: Vec<u32> =
+        processes().iter().filter(|p| p.2 == pid && p.1.contains("chromedriver")).map(|p| p.3).collect();
+    assert!(!groups.is_empty(), "the worker runs a chromedriver");
+    let members: Vec<(u32, String)> =
+        processes().into_iter().filter(|p| groups.contains(&p.3)).map(|p| (p.0, p.1)).collect();
+    assert!(members.iter().any(|(_, comm)| comm.contains("chrom") && !comm.contains("driver")), "{members:?}");
+    sb.kill_worker(0);
+    wait_for(Duration::from_secs(15), "chromedriver or Chromium outlived the killed worker", || {
+        let alive: Vec<u32> = processes().iter().map(|p| p.0).collect();
+        members.iter().all(|(p, _)| !alive.contains(p))
+    });
+}

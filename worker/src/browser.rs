@@ -208,11 +208,13 @@ pub async fn deadline<T>(
 }
 
 /// A running chromedriver, the leader of a process group of its own that holds every Chromium it
-/// starts. Dropping it kills the whole group, so no exit path of a worker leaves browsers behind.
+/// starts. Dropping it kills the whole group, so no exit path of a worker leaves browsers behind;
+/// its [`warden`] kills the group when the worker itself is killed (`kill -9`), where no drop runs.
 struct DriverProc {
     child: tokio::process::Child,
     port: u16,
     pid: u32,
+    warden: Option<tokio::process::Child>,
 }
 
 impl DriverProc {
@@ -221,11 +223,19 @@ impl DriverProc {
         if let Ok(mut live) = LIVE_GROUPS.lock() {
             live.insert(pid);
         }
-        DriverProc { child, port, pid }
+        let warden = warden(pid);
+        if warden.is_none() {
+            tracing::warn!(pid, "no warden for chromedriver: a kill -9 of this worker would leave it running");
+        }
+        DriverProc { child, port, pid, warden }
     }
 
-    /// Kills the group at once (once: the id may be reused after the leader is reaped).
+    /// Kills the group at once (once: the id may be reused after the leader is reaped). The warden
+    /// goes first, so it never signals a group id that is free again.
     fn kill(&mut self) {
+        if let Some(mut w) = self.warden.take() {
+            let _ = w.start_kill();
+        }
         kill_group(self.pid);
         if let Ok(mut live) = LIVE_GROUPS.lock() {
             live.remove(&self.pid);
@@ -569,6 +579,27 @@ impl Driver {
 fn free_port() -> std::io::Result<u16> {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     Ok(l.local_addr()?.port())
+}
+
+/// A shell outside the group that waits for its standard input to close, then kills process group
+/// `pgid`. Only this process holds the pipe's other end (close-on-exec, so no browser inherits it),
+/// and the kernel closes it however the worker ends, `kill -9` included: chromedriver and every
+/// Chromium in its group then go with the worker instead of living on under PID 1.
+fn warden(pgid: u32) -> Option<tokio::process::Child> {
+    if pgid <= 1 {
+        return None;
+    }
+    tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(r#"cat >/dev/null; kill -s KILL -- "-$0" 2>/dev/null"#)
+        .arg(pgid.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .ok()
 }
 
 /// Kills a process group (chromedriver and the browsers it started); one it cannot signal is gone.
