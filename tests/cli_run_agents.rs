@@ -123,6 +123,27 @@ async fn run_with_a_malformed_external_agent_records_an_agent_error() {
     assert!(out.status.success(), "an agent error is a measurement-less record, not a failed command");
     assert_eq!(record["outcome"], "error", "{record}");
     assert_eq!(record["error"], "agent");
+    assert!(record["steps"].is_null() && record["skill_calls"].is_null(), "an error measured nothing: {record}");
+}
+
+/// An attempt past its wall-clock ceiling is an `error` `task_timeout` record that, like every error record
+/// (simulated ones and the coordinator's `worker_lost`), carries no step count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_past_its_task_timeout_records_an_error_with_no_step_count() {
+    let (uid, _) = search_task();
+    let agent = "cmd:python3 -c 'import time; time.sleep(30)'";
+    let (out, record) =
+        tokio::task::spawn_blocking(move || skillshift_run_with(&uid, agent, &[], &["--task-timeout", "3"]))
+            .await
+            .unwrap();
+    assert!(out.status.success(), "exit {:?}", out.status);
+    assert_eq!(
+        (record["outcome"].as_str(), record["error"].as_str()),
+        (Some("error"), Some("task_timeout")),
+        "{record}"
+    );
+    assert!(record["steps"].is_null(), "{record}");
+    assert!(record["success"].is_null(), "{record}");
 }
 
 /// A misconfigured agent is bad input: exit 2 with one line, before any browser starts.

@@ -300,7 +300,12 @@ pub async fn run_attempt_traced(
             r.outcome = Some(Outcome::Timeout);
         }
         End::Error { reason, .. } => {
+            // It measured nothing: no counts, as every error record (simulated, or made by the coordinator
+            // for a lost worker) has; how far it got is in its trajectory.
             r.success = None;
+            r.steps = None;
+            r.skill_calls = None;
+            r.skill_failures = None;
             r.outcome = Some(Outcome::Error);
             r.error = Some(reason.as_str().to_string());
         }
@@ -1005,6 +1010,7 @@ mod tests {
     fn check_error(r: &Record, spec: &AttemptSpec, reason: ErrorReason) {
         assert_eq!(r.identity_mismatch(spec), None, "identity stamped from the spec: {r:?}");
         assert_eq!((r.outcome, r.success), (Some(Outcome::Error), None));
+        assert_eq!((r.steps, r.skill_calls, r.skill_failures), (None, None, None), "an error measured nothing: {r:?}");
         assert_eq!(ErrorReason::of(r), Some(reason), "{r:?}");
         assert_eq!(r.error.as_deref(), Some(reason.as_str()));
         assert_eq!(r.worker.as_deref(), Some("w-test"));
