@@ -131,6 +131,15 @@ async fn a_small_local_run_seen_in_the_viewer_down_to_its_failing_tgt_exec_attem
         outcomes.starts_with("success") && outcomes.contains(&format!("| failure · category {category}")),
         "{outcomes}"
     );
+    // Neither the page nor a column overflows sideways: long URLs, answers and evidence wrap inside their side.
+    let overflow = text(
+        &s,
+        "(() => { const d = document.documentElement; const sides = [...document.querySelectorAll('.pair .side')]; \
+         return JSON.stringify({page: d.scrollWidth - d.clientWidth, \
+         sides: sides.map(x => x.scrollWidth - x.clientWidth)}); })()",
+    )
+    .await;
+    assert_eq!(overflow, r#"{"page":0,"sides":[0,0]}"#, "pixels past the right edge");
     std::fs::write(Path::new(root).join("docs/viewer.png"), &page).expect("write docs/viewer.png");
     s.close().await;
     driver.shutdown().await;
