@@ -69,3 +69,29 @@ fn show_prints_intent_both_start_urls_and_solutions() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("skillshift.gitlab.v1.999"), "{err}");
 }
+
+/// Output into a pipe whose reader has gone (`| head -1`) ends quietly with exit 0, for every command that
+/// prints lines: no panic (exit 101), no error line.
+#[test]
+fn output_into_a_closed_pipe_is_not_an_error() {
+    let data = data();
+    let data = data.to_str().expect("utf-8");
+    for args in [
+        vec!["tasks", "show", "skillshift.gitlab.v1.3", "--data", data],
+        vec!["tasks", "validate", "--data", data],
+        vec!["tasks", "list", "--site", "gitlab", "--data", data],
+    ] {
+        let mut child = bin()
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // The reader goes before the first line is written.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

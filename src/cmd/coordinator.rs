@@ -162,8 +162,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let cancel = skillshift_experiment::signals::cancel_on_signals();
         let running = server::start_with_pages(config, cancel, Some(skillshift_viewer::live::hook())).await?;
         match running.http_addr {
-            Some(h) => println!("coordinator listening on {} (http {h})", running.grpc_addr),
-            None => println!("coordinator listening on {}", running.grpc_addr),
+            Some(h) => super::out!("coordinator listening on {} (http {h})", running.grpc_addr),
+            None => super::out!("coordinator listening on {}", running.grpc_addr),
         }
         running.wait().await?;
         // Last in the shutdown order: flush the spans, with a deadline.

@@ -66,11 +66,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     let name = label(f, e, i, entries.len());
                     let r = validate(e);
                     if r.is_empty() {
-                        println!("{name}: accepted");
+                        super::out!("{name}: accepted");
                     }
                     for x in &r {
                         refused = true;
-                        println!("{name}: refused: {x}");
+                        super::out!("{name}: refused: {x}");
                     }
                 }
             }
@@ -100,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             std::fs::write(&out, render(&entries)).with_context(|| format!("cannot write {}", out.display()))?;
             let word = if entries.len() == 1 { "entry" } else { "entries" };
-            println!("wrote {} with {} {word}", out.display(), entries.len());
+            super::out!("wrote {} with {} {word}", out.display(), entries.len());
             Ok(ExitCode::SUCCESS)
         }
     }

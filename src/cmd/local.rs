@@ -137,9 +137,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let several = done.reports.len() > 1;
     for t in &done.reports {
         if several {
-            println!("treatment {}:", t.treatment);
+            super::out!("treatment {}:", t.treatment);
         }
-        print!("{}", skillshift_analysis::report::text::render(&document(&t.report)));
+        super::write_stdout(&skillshift_analysis::report::text::render(&document(&t.report)))?;
         for note in &t.report.notes {
             eprintln!("skillshift: note: {}: {note}", t.treatment);
         }
@@ -147,24 +147,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let [base, rest @ ..] = done.reports.as_slice() {
         for cand in rest {
             let r = done.records.display();
-            println!(
+            super::out!(
                 "compare with: skillshift compare --baseline {r} --candidate {r} --treatment-baseline {} \
                  --treatment-candidate {}",
-                base.treatment, cand.treatment
+                base.treatment,
+                cand.treatment
             );
         }
     }
     if args.simulate.is_some() {
         eprintln!("note: --simulate ran no browser; these numbers are fake and measure nothing");
     } else if !done.real.is_empty() {
-        println!(
+        super::out!(
             "note: {} ran on the real instances of {}; any other site-version on skillshift's bundled fixture sites. \
              The skills agent exercises the harness: these are not the benchmark's numbers",
             done.real.join(", "),
             args.real_sites.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
         );
     } else {
-        println!(
+        super::out!(
             "note: these numbers come from skillshift's bundled fixture sites (small stand-ins for GitLab, Magento and \
              WordPress) and exercise the harness; they are not the benchmark's numbers and must not be reported as such"
         );

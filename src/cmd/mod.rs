@@ -34,6 +34,16 @@ pub fn write_stdout(s: &str) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `println!` for command output: one line through [`print_line`], so a closed pipe (`| head -1`) ends the
+/// output quietly instead of panicking; `?`s any other write error. (`println!` is refused in this crate by
+/// `clippy::print_stdout`.)
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cmd::print_line(&format!($($arg)*))?
+    };
+}
+pub(crate) use out;
+
 /// One line on stdout, as [`write_stdout`] writes.
 pub fn print_line(line: &str) -> anyhow::Result<()> {
     write_stdout(&format!("{line}\n")).map(|_| ())

@@ -56,12 +56,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    println!("| image | pages | requests | not 200 | page p50 ms | page p90 ms | socket round trip p50 ms | reset p50 ms | reset max ms |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    super::out!("| image | pages | requests | not 200 | page p50 ms | page p90 ms | socket round trip p50 ms | reset p50 ms | reset max ms |");
+    super::out!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for &site in Site::ALL {
         for &version in Version::ALL {
             let row = runtime.block_on(skillshift_sites::bench::bench(site, version, args.rounds, args.resets));
-            println!(
+            super::out!(
                 "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
                 row.image,
                 row.pages,
@@ -90,7 +90,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 }
                 let port = if args.port == 0 { 0 } else { args.port.saturating_add(offset) };
                 let handle = skillshift_sites::serve(site, version, SocketAddr::new(args.host, port)).await?;
-                println!("{:<13} {}  {}", handle.image(), handle.base_url, handle.digest);
+                super::out!("{:<13} {}  {}", handle.image(), handle.base_url, handle.digest);
                 handles.push(handle);
                 offset += 1;
             }

@@ -139,7 +139,7 @@ fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
 fn generate(out: PathBuf) -> anyhow::Result<ExitCode> {
     let rendered = skillshift_sites::generate::write(&out)?;
     for file in &rendered.files {
-        println!("wrote {}", out.join(&file.path).display());
+        super::out!("wrote {}", out.join(&file.path).display());
     }
     for site in &rendered.skipped {
         eprintln!("skipped {site}: its module generates no tasks yet");
@@ -152,11 +152,12 @@ fn validate(data: &std::path::Path, sites: Vec<Site>) -> anyhow::Result<ExitCode
     match skillshift_sites::validate::validate(data, &sites) {
         Ok(summary) => {
             for (site, version, n) in &summary.files {
-                println!("ok  {site} {version}: {n} tasks, {n} reference solutions");
+                super::out!("ok  {site} {version}: {n} tasks, {n} reference solutions");
             }
-            println!(
+            super::out!(
                 "ok  {} example skills; {} calibration families resolve; DIGESTS.json has all six images",
-                summary.skills, summary.calibration_families
+                summary.skills,
+                summary.calibration_families
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -276,19 +277,19 @@ fn show(data: &std::path::Path, uid: Uid) -> anyhow::Result<ExitCode> {
     let task = tasks
         .get(uid.task_id as usize)
         .with_context(|| format!("{uid}: no such task ({} has {} tasks)", uid.site, tasks.len()))?;
-    println!("uid:        {uid}");
-    println!("family:     {}", uid.family());
-    println!("intent:     {}", task.intent);
-    println!("template:   {} (id {})", task.intent_template, task.intent_template_id);
-    println!("evaluator:  {}", eval_kind(task));
+    super::out!("uid:        {uid}");
+    super::out!("family:     {}", uid.family());
+    super::out!("intent:     {}", task.intent);
+    super::out!("template:   {} (id {})", task.intent_template, task.intent_template_id);
+    super::out!("evaluator:  {}", eval_kind(task));
     if let Some(r) = &task.eval.reference_answers {
-        println!("answer:     {}", serde_json::to_string(r)?);
+        super::out!("answer:     {}", serde_json::to_string(r)?);
     }
     if let Some(u) = &task.eval.reference_url {
-        println!("reference:  {u}");
+        super::out!("reference:  {u}");
     }
     for check in &task.eval.program_html {
-        println!(
+        super::out!(
             "check:      {} {} {}",
             check.url,
             if check.locator.is_empty() { "''" } else { &check.locator },
@@ -298,14 +299,14 @@ fn show(data: &std::path::Path, uid: Uid) -> anyhow::Result<ExitCode> {
     for &version in Version::ALL {
         let other = load(data, uid.site, version)?;
         if let Some(t) = other.get(uid.task_id as usize) {
-            println!("start {version}:   {}", t.start_url);
+            super::out!("start {version}:   {}", t.start_url);
         }
     }
     for &version in Version::ALL {
         let v_uid = Uid::new(uid.site, version, uid.task_id);
-        println!("reference solution ({version}):");
+        super::out!("reference solution ({version}):");
         for (i, step) in solution(data, v_uid)?.iter().enumerate() {
-            println!("  {:>2}. {}", i + 1, describe(step));
+            super::out!("  {:>2}. {}", i + 1, describe(step));
         }
     }
     Ok(ExitCode::SUCCESS)
