@@ -2,7 +2,9 @@
 //! rendered by our observation path (`tabs::observe` in real headless Chromium, as the run loop
 //! calls it) and by WebArena's `TextObervationProcessor` (`scripts/webarena-oracle/observe.py`:
 //! libwebarena's `ScriptBrowserEnv` on Playwright, in the venv `setup.sh` builds), compared line
-//! by line with the printed ids normalised.
+//! by line with the printed ids normalised. WebArena's side runs the system Chromium
+//! (`/usr/bin/chromium`), ours the browser our workers run (the headless shell when installed):
+//! the same build of Blink, not the same binary. Each side signs in with a login of its own.
 //!
 //! Every differing line must fall in a documented, counted category
 //! (docs/webarena.md#observation-parity); the oracle reruns WebArena's own parse and clean steps
@@ -137,6 +139,8 @@ struct Tally {
     identical_pages: usize,
     ours: usize,
     webarena: usize,
+    /// WebArena's lines that print an InlineTextBox node.
+    webarena_inline: usize,
     same: usize,
     inline_text_box: usize,
     id_digits: usize,
@@ -172,7 +176,6 @@ async fn observe_ours(driver: &Arc<Driver>, base: &str, cookies: &[(String, Stri
 fn run_oracle(python: &Path, request: &Value) -> Vec<Value> {
     let mut child = Command::new(python)
         .arg(root().join("scripts/webarena-oracle/observe.py"))
-        .env("CHROMIUM", BrowserConfig::default().chromium)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -252,6 +255,7 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
         tally.identical_pages += usize::from(d0 == 0);
         tally.ours += mine.len();
         tally.webarena += webarena_lines;
+        tally.webarena_inline += text.lines().filter(|l| normalise(l).trim_start().starts_with("[] InlineTextBox ")).count();
         tally.same += webarena_lines - only_theirs;
         tally.inline_text_box += d0.saturating_sub(d1);
         tally.id_digits += d1.saturating_sub(other);
@@ -287,6 +291,13 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
         }
     }
     println!("{tally:?}");
+    let share = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
+    println!(
+        "identical: {:.1}% of WebArena's lines, {:.1}% of them but its InlineTextBox lines, {:.1}% of ours",
+        share(tally.same, tally.webarena),
+        share(tally.same, tally.webarena - tally.webarena_inline),
+        share(tally.same, tally.ours)
+    );
     println!("coverage (pages): {coverage:?}");
     let distinct: std::collections::HashSet<&str> = ours.iter().map(|o| o.key.as_str()).collect();
     assert!(distinct.len() >= 40, "at least 40 distinct pages compared, got {}", distinct.len());
@@ -296,4 +307,32 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
     assert!(failures.is_empty(), "{} page(s) differ beyond the counted departures:\n{}", failures.len(), failures.join("\n\n"));
     assert_eq!(tally.other, 0);
     drop(handles);
+}
+
+#[test]
+fn observe_py_refuses_bad_input_with_one_line_and_exit_2() {
+    let Some(python) = oracle_python() else { return };
+    for (input, expected) in [
+        ("not json", "observe.py: stdin: not JSON"),
+        (r#"{"pages": []}"#, "observe.py: stdin: expected an object with a \"groups\" list"),
+        (r#"{"groups": [{"pages": [{"key": 1}]}]}"#, "observe.py: stdin: groups[0].pages[0]: expected {\"key\", \"url\"}"),
+    ] {
+        let mut child = Command::new(&python)
+            .arg(root().join("scripts/webarena-oracle/observe.py"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{input}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{input}: one line: {stderr}");
+        assert!(stderr.starts_with(expected), "{input}: {stderr}");
+        assert!(out.stdout.is_empty(), "{input}: nothing on stdout");
+    }
 }
