@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use skillshift_common::evaluate::python;
 
 use crate::browser::{BrowserError, Session};
 
@@ -231,7 +232,7 @@ impl AxTree {
     /// WebArena's text rendering and the id map.
     pub fn render(&self) -> (String, HashMap<u64, i64>) {
         let index: HashMap<&str, usize> = self.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
-        let mut lines: Vec<(usize, String, bool)> = Vec::new();
+        let mut lines: Vec<(usize, String)> = Vec::new();
         let mut ids = HashMap::new();
         if self.nodes.is_empty() {
             return (String::new(), ids);
@@ -250,7 +251,7 @@ impl AxTree {
                 if let (Ok(printed), Some(backend)) = (node.id.parse::<u64>(), node.backend_id) {
                     ids.insert(printed, backend);
                 }
-                lines.push((depth, text, node.role == "StaticText"));
+                lines.push((depth, text));
             }
             let child_depth = if valid { depth + 1 } else { depth };
             for c in node.children.iter().rev() {
@@ -261,14 +262,12 @@ impl AxTree {
         }
         // clean_accesibility_tree: drop StaticText already said in the last three kept lines.
         let mut kept: Vec<String> = Vec::with_capacity(lines.len());
-        for (depth, text, is_static) in lines {
-            if is_static {
-                let inner = static_text_of(&text);
+        for (depth, text) in lines {
+            if mentions_static_text(&text) {
                 let start = kept.len().saturating_sub(3);
-                if let Some(t) = inner {
-                    if kept[start..].iter().any(|prev| prev.contains(t)) {
-                        continue;
-                    }
+                match static_text_of(&text) {
+                    Some(t) if !t.is_empty() && !kept[start..].iter().any(|prev| prev.contains(t)) => {}
+                    _ => continue,
                 }
             }
             kept.push(format!("{}{}", "\t".repeat(depth), text));
@@ -333,7 +332,7 @@ fn node_line(node: &AxNode) -> Option<String> {
         .properties
         .iter()
         .filter(|(k, _)| !IGNORED_PROPERTIES.contains(&k.as_str()))
-        .map(|(k, v)| format!("{k}: {}", py_value(v)))
+        .map(|(k, v)| format!("{k}: {}", python::str_of(v)))
         .collect();
     if !props.is_empty() {
         line.push(' ');
@@ -350,46 +349,37 @@ fn node_line(node: &AxNode) -> Option<String> {
     Some(line)
 }
 
-/// The text of a `[n] StaticText '...'` line, as WebArena's regex reads it.
+/// Whether `clean_accesibility_tree` looks at the line: it holds `statictext` in any case.
+fn mentions_static_text(line: &str) -> bool {
+    const NEEDLE: &[u8] = b"statictext";
+    line.as_bytes().windows(NEEDLE.len()).any(|w| w.eq_ignore_ascii_case(NEEDLE))
+}
+
+/// The text WebArena's `clean_accesibility_tree` reads from a line: the first match of
+/// `\[\d+\] StaticText (.+)`, its group without its first and last characters (the quotes of the
+/// name's `repr`, whichever they are; the properties, if any, would be in it too). `None` when the
+/// pattern does not match, and WebArena then drops the line.
 fn static_text_of(line: &str) -> Option<&str> {
-    let start = line.find("StaticText '")? + "StaticText '".len();
-    let rest = &line[start..];
-    let end = rest.find('\'')?;
-    (end > 0).then(|| &rest[..end])
-}
-
-/// Python's `repr` of a string, as WebArena prints names.
-pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
+    const TAIL: &str = "] StaticText ";
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(open) = line[from..].find('[').map(|i| from + i) {
+        let digits = bytes[open + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let after = open + 1 + digits;
+        if digits > 0 && line[after..].starts_with(TAIL) && line.len() > after + TAIL.len() {
+            let group = &line[after + TAIL.len()..];
+            let start = group.char_indices().nth(1).map_or(group.len(), |(i, _)| i);
+            let end = group.char_indices().next_back().map_or(0, |(i, _)| i);
+            return Some(if start < end { &group[start..end] } else { "" });
         }
+        from = open + 1;
     }
-    out.push(quote);
-    out
+    None
 }
 
-/// Python's `str` of a property value (`True`, `False`, numbers, strings).
-fn py_value(v: &Value) -> String {
-    match v {
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::String(s) => s.clone(),
-        Value::Null => "None".into(),
-        other => other.to_string(),
-    }
+/// Python's `repr` of a string, as WebArena prints names (the evaluators' own repr).
+pub fn py_repr(s: &str) -> String {
+    python::str_repr(s)
 }
 
 /// Fetches the full tree, retrying when a frame detaches or the document is
@@ -498,6 +488,30 @@ mod tests {
         assert_eq!(py_repr("a'b"), "\"a'b\"");
         assert_eq!(py_repr("a\"b"), "'a\"b'");
         assert_eq!(py_repr("x\ny"), "'x\\ny'");
+        // Python escapes what it does not print: a no-break space, a soft hyphen, a zero-width space.
+        assert_eq!(py_repr("Quick\u{a0}Edit"), "'Quick\\xa0Edit'");
+        assert_eq!(py_repr("a\u{ad}b\u{200b}"), "'a\\xadb\\u200b'");
+        assert_eq!(py_repr("Caf\u{e9} \u{2014} \u{65e5}"), "'Caf\u{e9} \u{2014} \u{65e5}'");
+    }
+
+    #[test]
+    fn static_text_is_read_as_webarenas_regex_reads_it() {
+        // Seen on the fixture shop: WebArena's `[1:-1]` strips a name's double quotes as well, so a
+        // "What's New" under a link of that name is a repeat; an empty text is never kept.
+        let tree = json!({"nodes": [
+            node("1", "RootWebArea", "Home", &["2", "4", "5"]),
+            node("2", "link", "What's New", &["3"]),
+            node("3", "StaticText", "What's New", &[]),
+            node("4", "StaticText", "", &[]),
+            node("5", "StaticText", "Quick\u{a0}Edit", &[]),
+        ]});
+        let (text, _) = AxTree::from_cdp(&tree).render();
+        assert_eq!(text, "[1] RootWebArea 'Home'\n\t[2] link \"What's New\"\n\t[5] StaticText 'Quick\\xa0Edit'");
+        assert_eq!(static_text_of("\t[12] StaticText 'x'"), Some("x"));
+        assert_eq!(static_text_of("[a] StaticText 'x' [7] StaticText \"it's\""), Some("it's"));
+        assert_eq!(static_text_of("[7] StaticText '"), Some(""));
+        assert_eq!(static_text_of("[7] link 'StaticText'"), None);
+        assert!(mentions_static_text("[3] link 'STATICTEXT'") && !mentions_static_text("[3] link 'Static text'"));
     }
 
     /// The members page as two browser builds number it: the same nodes, ids shifted by two.
