@@ -40,4 +40,8 @@ pub struct AttemptSpec {
     /// Which rules score the attempt (`--evaluator`): WebArena's own, or strict; a frozen contract field.
     #[serde(default)]
     pub evaluator: crate::evaluate::Mode,
+    /// The attempt's network trace keeps response bodies (of what is not a static asset), for an
+    /// evaluator that reads them; `false` by default, as bodies are the bulk of a trace.
+    #[serde(default)]
+    pub network_bodies: bool,
 }

@@ -278,6 +278,7 @@ mod tests {
             temperature: None,
             prompt_version: None,
             evaluator: Default::default(),
+            network_bodies: false,
         };
         Trajectory::for_attempt(&spec, &"x".repeat(100_000), "http://x/", "skills")
     }

@@ -151,6 +151,7 @@ mod tests {
             temperature: None,
             prompt_version: None,
             evaluator: Default::default(),
+            network_bodies: false,
         };
         let mut t = Trajectory::for_attempt(&spec, "do it", "http://x/", "skills");
         t.steps = steps;

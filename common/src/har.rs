@@ -149,6 +149,13 @@ pub struct PostData {
     pub mime_type: String,
     #[serde(default)]
     pub text: String,
+    /// `text` holds only the first bytes of the post data, by the trace's bound (ours only).
+    #[serde(default, rename = "_truncated", skip_serializing_if = "is_false")]
+    pub truncated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A response body: `text` only where a task's evaluator reads it.
@@ -161,6 +168,12 @@ pub struct Content {
     pub mime_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// `base64` when `text` is the body base64-encoded (a binary body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// `text` holds only the first bytes of the body, by the trace's bound (ours only).
+    #[serde(default, rename = "_truncated", skip_serializing_if = "is_false")]
+    pub truncated: bool,
 }
 
 #[cfg(test)]

@@ -339,6 +339,45 @@ impl Trajectory {
                 r(&mut ev.got);
             }
         }
+        if let Some(har) = self.network.as_mut() {
+            redact_har(har, secrets);
+        }
+    }
+}
+
+/// Headers whose values are credentials whatever they hold: their values become [`REDACTED`].
+pub const SECRET_HEADERS: &[&str] = &["cookie", "set-cookie", "authorization", "proxy-authorization"];
+
+/// Redacts a network trace: the values of [`SECRET_HEADERS`] and of every cookie become
+/// [`REDACTED`]; `secrets` are redacted from URLs, query strings, other headers, post data and bodies.
+fn redact_har(har: &mut crate::har::Har, secrets: &[String]) {
+    let r = |t: &mut String| *t = redact(t, secrets);
+    let headers = |hs: &mut Vec<crate::har::NameValue>| {
+        for h in hs {
+            if SECRET_HEADERS.iter().any(|s| h.name.eq_ignore_ascii_case(s)) {
+                h.value = REDACTED.to_string();
+            } else {
+                r(&mut h.value);
+            }
+        }
+    };
+    for e in &mut har.log.entries {
+        let (req, resp) = (&mut e.request, &mut e.response);
+        r(&mut req.url);
+        req.query_string.iter_mut().for_each(|q| r(&mut q.value));
+        headers(&mut req.headers);
+        headers(&mut resp.headers);
+        for c in req.cookies.iter_mut().chain(resp.cookies.iter_mut()) {
+            c.value = REDACTED.to_string();
+        }
+        if let Some(d) = req.post_data.as_mut() {
+            r(&mut d.text);
+        }
+        if let Some(t) = resp.content.text.as_mut() {
+            r(t);
+        }
+        r(&mut resp.redirect_url);
+        r(&mut resp.status_text);
     }
 }
 
@@ -389,6 +428,45 @@ mod tests {
             "type [3] [[redacted]] then Authorization: Bearer [redacted] done"
         );
         assert_eq!(redact("nothing here", &s), "nothing here");
+    }
+
+    #[test]
+    fn a_network_trace_is_redacted_cookies_credentials_and_secrets() {
+        let text = r#"{"log": {"entries": [{"request": {"method": "POST", "url": "http://a/login?pw=hunter2pw",
+            "queryString": [{"name": "pw", "value": "hunter2pw"}],
+            "headers": [{"name": "Cookie", "value": "sid=abc"}, {"name": "Accept", "value": "text/html"},
+                        {"name": "authorization", "value": "Basic eA=="}],
+            "cookies": [{"name": "sid", "value": "abc"}],
+            "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "user=a&pass=hunter2pw"}},
+            "response": {"status": 302, "headers": [{"name": "Set-Cookie", "value": "sid=new; Path=/"}],
+            "cookies": [{"name": "sid", "value": "new"}], "content": {"text": "token hunter2pw"}}}]}}"#;
+        let mut t = Trajectory {
+            schema: SCHEMA.into(),
+            key: key(),
+            intent: String::new(),
+            start_url: String::new(),
+            agent: "skills".into(),
+            model: None,
+            steps: Vec::new(),
+            score: None,
+            outcome: Outcome::Success,
+            failure_category: None,
+            error: None,
+            network: Some(serde_json::from_str(text).expect("har")),
+        };
+        t.redact(&["hunter2pw".to_string()]);
+        let v = serde_json::to_value(&t).expect("json");
+        let e = &v["network"]["log"]["entries"][0];
+        assert_eq!(e["request"]["url"], "http://a/login?pw=[redacted]");
+        assert_eq!(e["request"]["queryString"][0]["value"], "[redacted]");
+        assert_eq!(e["request"]["headers"][0]["value"], "[redacted]");
+        assert_eq!(e["request"]["headers"][1]["value"], "text/html");
+        assert_eq!(e["request"]["headers"][2]["value"], "[redacted]");
+        assert_eq!(e["request"]["cookies"][0], serde_json::json!({"name": "sid", "value": "[redacted]"}));
+        assert_eq!(e["request"]["postData"]["text"], "user=a&pass=[redacted]");
+        assert_eq!(e["response"]["headers"][0]["value"], "[redacted]");
+        assert_eq!(e["response"]["cookies"][0]["value"], "[redacted]");
+        assert_eq!(e["response"]["content"]["text"], "token [redacted]");
     }
 
     #[test]

@@ -381,6 +381,7 @@ pub fn attempt_spec(sweep: &str, spec: &SweepSpec, digest: &str, unit: &Unit, at
         temperature: spec.temperature,
         prompt_version: spec.prompt_version.clone(),
         evaluator: spec.evaluator,
+        network_bodies: false,
     }
 }
 

@@ -99,6 +99,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
             temperature: s.temperature,
             prompt_version: None,
             evaluator: s.mode,
+            network_bodies: false,
         });
     }
     let task_file = skillshift_common::task::task_file_path(&s.data, uid.site, uid.version);
@@ -140,6 +141,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         temperature: s.temperature,
         prompt_version: None,
         evaluator: s.mode,
+        network_bodies: false,
     })
 }
 

@@ -336,6 +336,7 @@ fn spec(
         temperature: None,
         prompt_version: None,
         evaluator: Default::default(),
+        network_bodies: false,
     }
 }
 

@@ -49,6 +49,7 @@ fn spec(task_id: u32, agent: &str) -> AttemptSpec {
         temperature: None,
         prompt_version: None,
         evaluator: Default::default(),
+        network_bodies: false,
     }
 }
 

@@ -193,6 +193,7 @@ pub fn assignment_to_wire(key: &AttemptKey, spec: &AttemptSpec) -> v1::Assignmen
         temperature: spec.temperature,
         prompt_version: spec.prompt_version.clone(),
         evaluator: Some(spec.evaluator.to_string()),
+        network_bodies: spec.network_bodies,
     }
 }
 
@@ -237,6 +238,7 @@ pub fn assignment_from_wire(a: v1::Assignment) -> Result<(AttemptKey, AttemptSpe
             None | Some("") => Mode::default(),
             Some(m) => m.parse().map_err(|e: String| invalid("assign.evaluator", e))?,
         },
+        network_bodies: a.network_bodies,
     };
     Ok((key, spec))
 }
@@ -300,11 +302,13 @@ mod tests {
             temperature: None,
             prompt_version: None,
             evaluator: Mode::Strict,
+            network_bodies: true,
         };
         let key = AttemptKey { sweep: "s1".into(), unit: 0, attempt: 0 };
         let mut w = assignment_to_wire(&key, &spec);
         assert_eq!(w.evaluator.as_deref(), Some("strict"));
         assert_eq!(assignment_from_wire(w.clone()).expect("back").1.evaluator, Mode::Strict);
+        assert!(w.network_bodies && assignment_from_wire(w.clone()).expect("back").1.network_bodies);
         w.evaluator = None;
         assert_eq!(assignment_from_wire(w.clone()).expect("an old coordinator").1.evaluator, Mode::WebArena);
         w.evaluator = Some("lenient".into());

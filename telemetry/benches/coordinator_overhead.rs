@@ -128,6 +128,7 @@ fn telemetry_calls_ns() -> f64 {
         temperature: None,
         prompt_version: None,
         evaluator: Default::default(),
+        network_bodies: false,
     };
     let sweep = skillshift_telemetry::spans::sweep("s", false);
     let n = 200_000u32;

@@ -34,6 +34,7 @@ fn spec() -> AttemptSpec {
         temperature: None,
         prompt_version: None,
         evaluator: Default::default(),
+        network_bodies: false,
     }
 }
 

@@ -457,6 +457,9 @@ impl Driver {
     /// it has served [`BrowserConfig::reuse`] attempts or when the context
     /// cannot be disposed.
     pub async fn checkin(&self, session: Session) {
+        if let Some(conn) = &session.devtools {
+            conn.end_tabs();
+        }
         let uses = session.uses + 1;
         if uses >= self.cfg.reuse.max(1) {
             session.close().await;
@@ -928,7 +931,8 @@ impl Session {
     /// (WebDriver's current window is this tab); without it that is an error.
     async fn attach_target(&self, target: &str, relay_if_refused: bool) -> Result<(), BrowserError> {
         let Some(conn) = &self.devtools else { return self.enable_page().await };
-        let known = self.attached.lock().ok().and_then(|a| a.get(target).cloned());
+        // A tab a page opened: the browser attached it by itself, and the reader set it up on that session.
+        let known = self.attached.lock().ok().and_then(|a| a.get(target).cloned()).or_else(|| conn.auto_session(target));
         if let Some(id) = known {
             self.set_page(Some(Page { conn: conn.clone(), session: id, target: target.to_string() }));
             return Ok(());
@@ -1038,6 +1042,114 @@ impl Session {
     /// chromedriver's relay, which answers them itself (dismissed).
     pub fn take_dialogs(&self) -> (Vec<crate::cdp::Dialog>, u64) {
         self.devtools.as_ref().map(|c| c.take_dialogs()).unwrap_or_default()
+    }
+
+    /// Starts the attempt's tabs from the current one, whose perturbation script is installed already:
+    /// every later tab, opened by the agent (`new_tab`, set up by [`Session::setup_tab`]) or by a page
+    /// (set up by the DevTools reader before it runs, [`crate::cdp`]), gets `script`; with `network`,
+    /// every tab's requests join the attempt's network trace ([`crate::network`]), with response
+    /// bodies when `bodies`. Nothing through chromedriver's relay, which has no events.
+    pub async fn begin_tabs(&self, script: Option<String>, network: bool, bodies: bool) -> Result<(), BrowserError> {
+        let (Some(conn), Some(page)) = (&self.devtools, self.page()) else { return Ok(()) };
+        let setup = crate::cdp::TabSetup { context: self.context.clone(), script, headers: None, network };
+        if conn.begin_tabs(setup, bodies) && self.context.is_some() {
+            // Every new page waits for the reader, which sets up the attempt's and lets the rest run.
+            let params = json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true,
+                "filter": [{"type": "page", "exclude": false}]});
+            browser_call(conn, "Target.setAutoAttach", params, self.cfg.call_timeout).await?;
+            conn.auto_attach_on();
+        }
+        conn.setup_for(&page.target);
+        if network {
+            conn.with_trace(|t| t.add_session(&page.session));
+            self.cdp("Network.enable", json!({})).await?;
+        }
+        Ok(())
+    }
+
+    /// Gives the current tab the attempt's tab setup ([`Session::begin_tabs`]) unless it has it.
+    pub async fn setup_tab(&self) -> Result<(), BrowserError> {
+        let (Some(conn), Some(page)) = (&self.devtools, self.page()) else { return Ok(()) };
+        let Some(setup) = conn.setup_for(&page.target) else { return Ok(()) };
+        if let Some(source) = &setup.script {
+            self.cdp("Page.addScriptToEvaluateOnNewDocument", json!({"source": source})).await?;
+        }
+        if setup.network {
+            conn.with_trace(|t| t.add_session(&page.session));
+        }
+        if setup.network || setup.headers.is_some() {
+            self.cdp("Network.enable", json!({})).await?;
+        }
+        if let Some(h) = setup.headers {
+            self.cdp("Network.setExtraHTTPHeaders", json!({"headers": h})).await?;
+        }
+        Ok(())
+    }
+
+    /// The extra headers every later tab of the attempt gets.
+    pub fn set_tab_headers(&self, headers: &Value) {
+        if let Some(conn) = &self.devtools {
+            conn.set_tab_headers(headers.clone());
+        }
+    }
+
+    /// The agent step the attempt's requests are sent in from now on (1-based; 0 before the first).
+    pub fn network_step(&self, step: u32) {
+        if let Some(conn) = &self.devtools {
+            conn.with_trace(|t| t.set_step(step));
+        }
+    }
+
+    /// No new request joins the trace from now on (the scorer's own requests are not the agent's).
+    pub fn network_close(&self) {
+        if let Some(conn) = &self.devtools {
+            conn.with_trace(|t| t.close());
+        }
+    }
+
+    /// Reads the post data and response bodies the trace still lacks, each once, while their
+    /// tabs are open; what cannot be read is left out. Bounded by the trace's entries.
+    pub async fn network_flush(&self) {
+        use crate::network::Wanted;
+        let Some(conn) = &self.devtools else { return };
+        let wanted = conn.with_trace(|t| t.wanted()).unwrap_or_default();
+        let limit = self.cfg.call_timeout.min(Duration::from_secs(5));
+        for w in wanted {
+            let (method, session, request) = match &w {
+                Wanted::PostData { session, request, .. } => ("Network.getRequestPostData", session, request),
+                Wanted::Body { session, request, .. } => ("Network.getResponseBody", session, request),
+            };
+            let answer = conn.call(Some(session), method, &json!({"requestId": request}), limit).await;
+            let value = match answer.map(|a| a.read::<Value>()) {
+                Ok(Ok(v)) => v,
+                Ok(Err(e)) => {
+                    tracing::debug!(%method, error = %e, "an unreadable answer");
+                    continue;
+                }
+                Err(e) => {
+                    tracing::debug!(%method, error = %e, "not read for the network trace");
+                    if matches!(e, CallError::Lost(_)) {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            conn.with_trace(|t| t.answered(&w, &value));
+        }
+    }
+
+    /// The attempt's network trace, completed ([`Session::network_flush`]) and taken; `None` when
+    /// none was recorded (chromedriver's relay, or a trace turned off).
+    /// Without `flush` (a browser that failed), what was recorded is taken as it stands.
+    pub async fn network_take(&self, flush: bool) -> Option<skillshift_common::har::Har> {
+        let conn = self.devtools.as_ref()?;
+        if !conn.with_trace(|t| t.is_recording()).unwrap_or(false) {
+            return None;
+        }
+        if flush {
+            self.network_flush().await;
+        }
+        conn.with_trace(|t| t.take())
     }
 
     /// Sends one DevTools command and returns its result object.

@@ -242,6 +242,11 @@ impl Capture {
         }
     }
 
+    /// The attempt's network trace (redacted with the rest at [`Capture::finish`]).
+    pub fn network(&mut self, har: skillshift_common::har::Har) {
+        self.trajectory.network = Some(har);
+    }
+
     /// The scorer's evidence, each evaluator's `expected` and `got` clipped to [`MAX_EVIDENCE_CHARS`].
     pub fn score(&mut self, scored: &Scored) {
         self.trajectory.score = Some(evidence(scored));
@@ -423,6 +428,7 @@ mod tests {
             temperature: None,
             prompt_version: None,
             evaluator: Default::default(),
+            network_bodies: false,
         }
     }
 

@@ -17,8 +17,16 @@
 //! environment registers no dialog listener, and Playwright then accepts
 //! `beforeunload` and dismisses the rest), and notes it for the attempt's
 //! trajectory ([`Connection::take_dialogs`]).
+//!
+//! The attempt's network trace is folded here too, as its events arrive ([`crate::network`]), so
+//! none is lost to a full subscriber's buffer. And a tab a page of the attempt opens itself
+//! (`target=_blank`, `window.open`) is set up before its first request: with the browser's
+//! `Target.setAutoAttach` (`waitForDebuggerOnStart`), each new page is held until the reader has
+//! sent it the attempt's [`TabSetup`] (the perturbation script, the extra headers, the network
+//! trace) and let it run; a new page of no interest (a tab the worker opens itself, which it sets
+//! up on attaching) is let run and left at once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -126,6 +134,31 @@ pub struct Event {
     pub params: Value,
 }
 
+/// What every tab of the attempt gets, the tabs a page opens itself included.
+#[derive(Debug, Clone, Default)]
+pub struct TabSetup {
+    /// The attempt's browser context; pages opened in it by one of its pages are set up by the reader.
+    pub context: Option<String>,
+    /// The perturbation script, registered for every document of the tab.
+    pub script: Option<String>,
+    /// `Network.setExtraHTTPHeaders`' headers (auto-login).
+    pub headers: Option<Value>,
+    /// The tab's requests join the attempt's network trace.
+    pub network: bool,
+}
+
+/// The attempt's tabs as the reader sees them.
+#[derive(Default)]
+struct TabState {
+    setup: Option<TabSetup>,
+    /// Targets set up already.
+    done: HashSet<String>,
+    /// Target id -> the session the browser attached it to by itself (a page a page opened).
+    auto: HashMap<String, String>,
+    /// `Target.setAutoAttach` was sent to the browser.
+    auto_attach: bool,
+}
+
 struct Shared {
     next: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
@@ -135,9 +168,24 @@ struct Shared {
     /// The outgoing queue, for answers the reader sends by itself (dialogs).
     out: mpsc::Sender<Value>,
     dialogs: Mutex<DialogLog>,
+    /// The attempt's network trace; empty and closed between attempts.
+    net: Mutex<crate::network::Recorder>,
+    /// The reader's own calls for the trace (post data, bodies), by id, awaiting their answers.
+    net_calls: Mutex<HashMap<u64, crate::network::Wanted>>,
+    tabs: Mutex<TabState>,
 }
 
 impl Shared {
+    /// Sends `method` without waiting for its answer (an unknown id is dropped by [`deliver`]).
+    fn send(&self, session: Option<&str>, method: &str, params: Value) -> bool {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        self.out.try_send(msg).is_ok()
+    }
+
     fn lose(&self, why: &str) {
         if let Ok(mut l) = self.lost.lock() {
             l.get_or_insert_with(|| why.to_string());
@@ -280,6 +328,9 @@ impl Connection {
             lost: Mutex::new(None),
             out: out.clone(),
             dialogs: Mutex::new(DialogLog::default()),
+            net: Mutex::new(crate::network::Recorder::default()),
+            net_calls: Mutex::new(HashMap::new()),
+            tabs: Mutex::new(TabState::default()),
         });
         (shared, out, rx, skillshift_tasks::TaskCenter::new("devtools"))
     }
@@ -291,6 +342,65 @@ impl Connection {
             Ok(mut d) => (std::mem::take(&mut d.noted), std::mem::take(&mut d.unnoted)),
             Err(_) => (Vec::new(), 0),
         }
+    }
+
+    /// Starts the attempt's tabs: `setup` is what each later tab gets, `bodies` whether the network
+    /// trace reads response bodies. Returns whether the browser's auto-attach still has to be
+    /// turned on ([`Connection::auto_attach_on`]).
+    pub fn begin_tabs(&self, setup: TabSetup, bodies: bool) -> bool {
+        if let Ok(mut net) = self.shared.net.lock() {
+            *net = if setup.network { crate::network::Recorder::start(bodies) } else { Default::default() };
+        }
+        match self.shared.tabs.lock() {
+            Ok(mut t) => {
+                *t = TabState { setup: Some(setup), auto_attach: t.auto_attach, ..TabState::default() };
+                !t.auto_attach
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Notes that the browser auto-attaches new pages from now on.
+    pub fn auto_attach_on(&self) {
+        if let Ok(mut t) = self.shared.tabs.lock() {
+            t.auto_attach = true;
+        }
+    }
+
+    /// Ends the attempt's tabs: later tabs get nothing, the trace is dropped.
+    pub fn end_tabs(&self) {
+        if let Ok(mut t) = self.shared.tabs.lock() {
+            *t = TabState { auto_attach: t.auto_attach, ..TabState::default() };
+        }
+        if let Ok(mut net) = self.shared.net.lock() {
+            *net = Default::default();
+        }
+    }
+
+    /// The attempt's tab setup, when `target` has not had it yet (and notes that it now has).
+    pub fn setup_for(&self, target: &str) -> Option<TabSetup> {
+        let mut t = self.shared.tabs.lock().ok()?;
+        let setup = t.setup.clone()?;
+        t.done.insert(target.to_string()).then_some(setup)
+    }
+
+    /// Sets the extra headers later tabs get.
+    pub fn set_tab_headers(&self, headers: Value) {
+        if let Ok(mut t) = self.shared.tabs.lock() {
+            if let Some(s) = t.setup.as_mut() {
+                s.headers = Some(headers);
+            }
+        }
+    }
+
+    /// The session the browser attached `target` to by itself, when it did.
+    pub fn auto_session(&self, target: &str) -> Option<String> {
+        self.shared.tabs.lock().ok()?.auto.get(target).cloned()
+    }
+
+    /// Works on the attempt's network trace.
+    pub fn with_trace<T>(&self, f: impl FnOnce(&mut crate::network::Recorder) -> T) -> Option<T> {
+        self.shared.net.lock().ok().map(|mut n| f(&mut n))
     }
 
     /// What carries the messages: `pipe` (CBOR) or `websocket` (JSON).
@@ -402,6 +512,14 @@ fn dispatch(shared: &Shared, text: &str) {
 fn deliver(shared: &Shared, m: Routed) {
     if let Some(id) = m.id {
         let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        let net_call = if waiter.is_none() { shared.net_calls.lock().ok().and_then(|mut c| c.remove(&id)) } else { None };
+        if let (Some(w), Some(result)) = (net_call, m.result.as_ref()) {
+            let answer = result.read::<Value>().unwrap_or(Value::Null);
+            if let Ok(mut net) = shared.net.lock() {
+                net.answered(&w, &answer);
+            }
+            return;
+        }
         if let Some(tx) = waiter {
             let reply = match (m.result, m.error) {
                 (_, Some(e)) => {
@@ -422,6 +540,22 @@ fn deliver(shared: &Shared, m: Routed) {
     }
     let Some(method) = m.method else { return };
     let mut params = None;
+    let read = |raw: &Option<Payload>| raw.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null);
+    if let (true, Some(session)) = (method.starts_with("Network."), m.session_id.as_deref()) {
+        if let Ok(mut net) = shared.net.lock() {
+            if net.records(session) {
+                let p = params.get_or_insert_with(|| read(&m.params));
+                net.event(session, &method, p);
+                for w in net.wanted() {
+                    ask_for(shared, &mut net, w);
+                }
+            }
+        }
+    }
+    if method == "Target.attachedToTarget" && m.session_id.is_none() {
+        let p = params.get_or_insert_with(|| read(&m.params));
+        auto_attached(shared, p);
+    }
     if method == "Page.javascriptDialogOpening" {
         let p =
             params.get_or_insert_with(|| m.params.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null));
@@ -435,6 +569,71 @@ fn deliver(shared: &Shared, m: Routed) {
             let _ = tx.try_send(Event { method: method.clone(), params: p.clone() });
         }
     }
+}
+
+/// Asks the page for a trace's post data or body at once, before it navigates away; what cannot be
+/// sent now (a full queue) is left to the session ([`crate::browser::Session::network_flush`]).
+fn ask_for(shared: &Shared, net: &mut crate::network::Recorder, w: crate::network::Wanted) {
+    use crate::network::Wanted;
+    let (method, session, request) = match &w {
+        Wanted::PostData { session, request, .. } => ("Network.getRequestPostData", session, request),
+        Wanted::Body { session, request, .. } => ("Network.getResponseBody", session, request),
+    };
+    let id = shared.next.fetch_add(1, Ordering::Relaxed);
+    let msg = json!({"id": id, "method": method, "params": {"requestId": request}, "sessionId": session});
+    let Ok(mut calls) = shared.net_calls.lock() else { return };
+    calls.insert(id, w);
+    if let Err(e) = shared.out.try_send(msg) {
+        drop(e);
+        if let Some(w) = calls.remove(&id) {
+            net.want_again(w);
+        }
+    }
+}
+
+/// Sets up a page the browser attached by itself when a page of the attempt opened it, then lets
+/// it run; any other new page is let run and left.
+fn auto_attached(shared: &Shared, p: &Value) {
+    let Some(session) = p.get("sessionId").and_then(Value::as_str) else { return };
+    let info = p.get("targetInfo").unwrap_or(&Value::Null);
+    let field = |k: &str| info.get(k).and_then(Value::as_str).unwrap_or_default();
+    // Only a new page held for the reader: an attach the worker asked for itself (`Target.attachToTarget`)
+    // is announced too, and is not the reader's.
+    if !p.get("waitingForDebugger").and_then(Value::as_bool).unwrap_or(false) {
+        return;
+    }
+    let target = field("targetId");
+    let setup = shared.tabs.lock().ok().and_then(|mut t| {
+        let setup = t.setup.clone().filter(|s| {
+            field("type") == "page" && !field("openerId").is_empty() && s.context.as_deref() == Some(field("browserContextId"))
+        })?;
+        t.done.insert(target.to_string());
+        t.auto.insert(target.to_string(), session.to_string());
+        Some(setup)
+    });
+    let Some(setup) = setup else {
+        shared.send(Some(session), "Runtime.runIfWaitingForDebugger", json!({}));
+        shared.send(None, "Target.detachFromTarget", json!({"sessionId": session}));
+        return;
+    };
+    tracing::debug!(%target, opener = field("openerId"), "setting up a tab a page opened");
+    // Sent in order on the tab's session, which runs them in order before the page goes on.
+    shared.send(Some(session), "Page.enable", json!({}));
+    if let Some(source) = &setup.script {
+        shared.send(Some(session), "Page.addScriptToEvaluateOnNewDocument", json!({"source": source}));
+    }
+    if setup.network || setup.headers.is_some() {
+        if setup.network {
+            if let Ok(mut net) = shared.net.lock() {
+                net.add_session(session);
+            }
+        }
+        shared.send(Some(session), "Network.enable", json!({}));
+    }
+    if let Some(h) = &setup.headers {
+        shared.send(Some(session), "Network.setExtraHTTPHeaders", json!({"headers": h}));
+    }
+    shared.send(Some(session), "Runtime.runIfWaitingForDebugger", json!({}));
 }
 
 /// Answers the dialog an event announces, at once and by [`accepts`], and notes it.

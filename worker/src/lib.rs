@@ -12,6 +12,7 @@
 //! * [`sites`]: the site manager seam and its URL backends (env-ctrl containers, external URLs); the
 //!   embedded fixture sites are assembled elsewhere (`skillshift_experiment::embedded`).
 //! * [`runloop`]: reset, login, observe/act, score, record.
+//! * [`network`]: the attempt's network trace (HAR), folded from DevTools' events of every tab.
 //! * [`capture`]: the attempt's trajectory as it happens, redacted, with its failure category.
 //! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
 //!   one, [`runloop`] behind a pool of browsers.
@@ -35,6 +36,7 @@ pub mod executor;
 pub mod health;
 pub mod judge;
 pub mod llm_permit;
+pub mod network;
 pub mod perturb;
 pub mod preflight;
 pub mod recorder;

@@ -78,6 +78,8 @@ pub struct RunContext {
     pub screenshot_policy: ScreenshotPolicy,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
+    /// Every attempt records its network trace into its trajectory (`--network-trace`, on by default).
+    pub network_trace: bool,
     // A std mutex: held only to look up or insert an Arc, never across an await.
     cache: TaskCache,
 }
@@ -91,6 +93,7 @@ impl RunContext {
             screenshots: None,
             screenshot_policy: ScreenshotPolicy::default(),
             profile: Profile::default_profile(),
+            network_trace: true,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -394,6 +397,12 @@ async fn attempt_body(
         Err(e) => return browser_end(e),
     };
     let end = drive(ctx, &session, spec, &task, &ph, p).await;
+    // The trace of every attempt that reached the browser, however it ended; a browser that failed is
+    // not asked for what it still owes.
+    let healthy = !matches!(&end, End::Error { reason: ErrorReason::Browser, .. });
+    if let Some(har) = session.network_take(healthy).await {
+        p.capture.network(har);
+    }
     match &end {
         // A browser that failed is not handed to the next attempt.
         End::Error { reason: ErrorReason::Browser, .. } => session.close().await,
@@ -449,6 +458,10 @@ async fn drive(
         Ok(id) => id,
         Err(e) => return browser_end(e),
     };
+    // Every later tab of the attempt gets the perturbations and joins the network trace.
+    if let Err(e) = session.begin_tabs(perturbation.script(), ctx.network_trace, spec.network_bodies).await {
+        return browser_end(e);
+    }
     if let Some(geo) = &task.geolocation {
         if let Err(e) = geolocate(session, geo).await {
             return browser_end(e);
@@ -507,6 +520,9 @@ async fn drive(
     for step in 0..spec.max_steps {
         // Telemetry: one span per step; observe, the agent's LLM calls, act and skill are its children.
         let step_span = spans::step(step);
+        // The previous step's requests get their post data and bodies while their tabs are open.
+        session.network_flush().await;
+        session.network_step(step + 1);
         let applied = match perturbation.set_step(session, step).await {
             Ok(v) => v,
             Err(e) => return browser_end(e),
@@ -670,6 +686,8 @@ async fn drive(
         Err(e) => return browser_end(e),
     };
     let answer = p.answer.clone().unwrap_or_default();
+    // The scorer's own requests are not the agent's.
+    session.network_close();
     let score_span = spans::score(task.eval.eval_types.len());
     let ending = scorer::Ending { final_url: &final_url, answer: &answer, perturbed: script_id.is_some() };
     let score =
@@ -740,6 +758,8 @@ async fn login(
     let base_url = ph.apply("__SITE__");
     let headers = sites.login_headers(site, version);
     if !headers.is_empty() {
+        // The headers' values are credentials, and the network trace carries them: redacted.
+        capture.secrets(headers.iter().map(|(_, v)| v.clone()));
         // WebArena-Verified's auto-login: every request of the tab carries the headers.
         let map: serde_json::Map<String, serde_json::Value> =
             headers.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
@@ -992,6 +1012,7 @@ mod tests {
             temperature: None,
             prompt_version: None,
             evaluator: Default::default(),
+            network_bodies: false,
         }
     }
 

@@ -60,6 +60,8 @@ impl Tabs {
         if let Ok(mut h) = self.headers.lock() {
             *h = Some(value.clone());
         }
+        // The tabs a page opens get them from the DevTools reader before their first request.
+        session.set_tab_headers(&value);
         send_headers(session, &value).await
     }
 
@@ -117,7 +119,9 @@ impl Tabs {
         order.push(id);
         self.set_order(order);
         enable(session).await?;
-        self.apply_headers(session).await
+        self.apply_headers(session).await?;
+        // The condition's perturbations and the network trace reach this tab as every other.
+        session.setup_tab().await
     }
 
     /// Makes tab `index` current; an index past the list is an action error.
@@ -245,7 +249,9 @@ async fn switch(session: &Session, handle: &str) -> Result<(), BrowserError> {
     session.switch_to(handle).await?;
     // WebArena's bring_to_front; a tab that cannot be raised is still current for WebDriver.
     let _ = session.cdp("Target.activateTarget", json!({"targetId": handle})).await;
-    enable(session).await
+    enable(session).await?;
+    // A tab no one set up yet (one the page opened, seen without the browser's auto-attach).
+    session.setup_tab().await
 }
 
 async fn send_headers(session: &Session, headers: &serde_json::Value) -> Result<(), BrowserError> {

@@ -27,6 +27,7 @@ pub fn spec(uid: Uid, condition: Condition, seed: u64, timeout_ms: u64, skills: 
         temperature: None,
         prompt_version: None,
         evaluator: Default::default(),
+        network_bodies: false,
     }
 }
 

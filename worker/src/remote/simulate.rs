@@ -272,6 +272,7 @@ mod tests {
             temperature: None,
             prompt_version: None,
             evaluator: Default::default(),
+            network_bodies: false,
         }
     }
 

@@ -307,6 +307,7 @@ mod tests {
             temperature: None,
             prompt_version: None,
             evaluator: Default::default(),
+            network_bodies: false,
         };
         let assign = coordinator(Body::Assign(convert::assignment_to_wire(&key(2), &spec)));
         assert_eq!(Incoming::try_from(assign), Ok(Incoming::Assign(key(2), Box::new(spec))));
