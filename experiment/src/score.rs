@@ -33,6 +33,10 @@ pub struct ScoreSettings {
     /// Base URLs by site key; sites not given fall back to the embedded fixture sites.
     pub sites: Vec<(SiteKey, String)>,
     pub mode: Mode,
+    /// The attempt's network trace, a HAR file (`--evaluator webarena-verified`).
+    pub network: Option<PathBuf>,
+    /// The agent's final response: a file's text, or the text itself (`--evaluator webarena-verified`).
+    pub response: Option<String>,
 }
 
 /// The printed result (`--json`).
@@ -107,6 +111,12 @@ fn version_of(path: &Path) -> Version {
 /// Scores the task of `s` and returns the report.
 pub async fn score(s: &ScoreSettings) -> anyhow::Result<ScoreReport> {
     let task = find_task(&s.tasks_file, s.task_id)?;
+    if s.mode != Mode::WebArenaVerified && (s.network.is_some() || s.response.is_some()) {
+        bail!("--network and --response are read only by --evaluator webarena-verified");
+    }
+    if s.mode == Mode::WebArenaVerified && task.eval.verified.is_some() {
+        return score_verified(s, &task);
+    }
     let page_url = match &s.page {
         Some(p) => {
             let abs = std::fs::canonicalize(p).with_context(|| format!("reading the page file {}", p.display()))?;
@@ -171,6 +181,79 @@ pub async fn score(s: &ScoreSettings) -> anyhow::Result<ScoreReport> {
         verdict: scored.verdict.as_str().to_string(),
         evaluators: scored.evaluators.iter().map(EvaluatorReport::from).collect(),
     })
+}
+
+/// The bound on a response file (`--response FILE`).
+const MAX_RESPONSE_BYTES: u64 = 1 << 20;
+
+/// A WebArena-Verified task, by its own evaluators, on the response and the HAR given.
+fn score_verified(s: &ScoreSettings, task: &Task) -> anyhow::Result<ScoreReport> {
+    let mut bases = SiteBases::default();
+    for (key, base) in &s.sites {
+        bases.insert(*key, base);
+    }
+    if let Some(missing) = task.sites.iter().find(|k| !bases.0.contains_key(*k)) {
+        bail!("task {} runs on {missing}: give its base URL with --site {missing}=URL", s.task_id);
+    }
+    let has_network = task.eval.verified.as_ref().is_some_and(|v| {
+        v.evaluators.iter().any(|e| matches!(e, evaluate::verified::EvaluatorCfg::NetworkEventEvaluator(_)))
+    });
+    let har = match &s.network {
+        Some(path) => read_har(path)?,
+        None if has_network => {
+            bail!("task {} has a NetworkEventEvaluator: give the attempt's trace with --network FILE (a HAR)", s.task_id)
+        }
+        None => skillshift_common::har::Har::default(),
+    };
+    let response = match (&s.response, &s.answer) {
+        (Some(r), _) => read_response(r)?,
+        (None, Some(a)) => a.clone(),
+        (None, None) => String::new(),
+    };
+    let scored = evaluate::verified::evaluate_verified(task, &response, &har, &bases);
+    let mut evaluators: Vec<EvaluatorReport> = scored
+        .evaluators
+        .iter()
+        .map(|e| EvaluatorReport {
+            kind: e.evaluator.to_string(),
+            verdict: e.status.verdict().as_str().to_string(),
+            expected: e.expected.to_string(),
+            got: e.actual.to_string(),
+            detail: if e.messages.is_empty() { e.status.as_str().to_string() } else { e.messages.join("; ") },
+        })
+        .collect();
+    if let (evaluate::verified::EvalStatus::Error(why), true) = (&scored.status, evaluators.is_empty()) {
+        evaluators.push(EvaluatorReport {
+            kind: "task".into(),
+            verdict: "invalid".into(),
+            expected: String::new(),
+            got: String::new(),
+            detail: why.clone(),
+        });
+    }
+    Ok(ScoreReport { task_id: s.task_id, verdict: scored.verdict().as_str().to_string(), evaluators })
+}
+
+/// A HAR file (ours or any browser's), bounded; one with no entries is refused, as the package refuses it.
+pub fn read_har(path: &Path) -> anyhow::Result<skillshift_common::har::Har> {
+    let text = skillshift_common::bounded::read_to_string(path, skillshift_common::bounded::MAX_FILE_BYTES)
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let har: skillshift_common::har::Har =
+        serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a HAR file: {e}", path.display()))?;
+    if har.log.entries.is_empty() {
+        bail!("{}: the HAR holds no entries (WebArena-Verified refuses an empty trace)", path.display());
+    }
+    Ok(har)
+}
+
+/// `--response FILE|TEXT`: an existing file's text (bounded), else the text itself.
+fn read_response(arg: &str) -> anyhow::Result<String> {
+    let path = Path::new(arg);
+    if arg.len() < 4096 && path.is_file() {
+        return skillshift_common::bounded::read_to_string(path, MAX_RESPONSE_BYTES)
+            .map_err(|e| anyhow!("{}: {e}", path.display()));
+    }
+    Ok(arg.to_string())
 }
 
 /// The page reader when no check reads a page.

@@ -1,5 +1,6 @@
 //! `skillshift score TASKS_FILE --task ID [--answer TEXT] [--url URL]
-//! [--page FILE] [--site NAME=URL]... [--json]`: one task's evaluators on a
+//! [--page FILE] [--site NAME=URL]... [--evaluator webarena|strict|webarena-verified]
+//! [--network HAR] [--response FILE|TEXT] [--json]`: one task's evaluators on a
 //! final state given by hand (`skillshift_experiment::score`). Exit 0 whatever
 //! the verdict; 2 when the task cannot be read or scored.
 
@@ -30,9 +31,16 @@ pub struct Args {
     /// A site's base URL, e.g. gitlab=http://localhost:8023 (default: the embedded fixture sites).
     #[arg(long = "site")]
     pub sites: Vec<String>,
-    /// webarena (WebArena's rules, the default) or strict (its plain bugs fixed).
+    /// webarena (WebArena's rules, the default), strict (its plain bugs fixed) or webarena-verified
+    /// (WebArena-Verified's evaluators, on --response and --network, for its tasks).
     #[arg(long, default_value = "webarena")]
     pub evaluator: String,
+    /// The attempt's network trace, a HAR file (ours or any browser's), for --evaluator webarena-verified.
+    #[arg(long)]
+    pub network: Option<PathBuf>,
+    /// The agent's final response for --evaluator webarena-verified: a JSON file, or the text itself.
+    #[arg(long)]
+    pub response: Option<String>,
     /// Print {"task_id", "verdict", "evaluators": [...]} as JSON.
     #[arg(long)]
     pub json: bool,
@@ -50,6 +58,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         page: args.page,
         sites,
         mode,
+        network: args.network,
+        response: args.response,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let report = rt.block_on(score::score(&settings))?;

@@ -8,7 +8,9 @@
 //!   load a page, read its source, evaluate an expression) and an optional
 //!   [`SiteApi`] for WebArena's REST helpers;
 //! * [`judge`]: the LLM judge `fuzzy_match` needs, as an interface;
-//! * [`python`], [`tokenize`]: the Python and NLTK behaviours the rules rest on.
+//! * [`python`], [`tokenize`]: the Python and NLTK behaviours the rules rest on;
+//! * [`verified`]: WebArena-Verified's evaluators (response and network trace),
+//!   for its tasks and [`Mode::WebArenaVerified`].
 //!
 //! [`evaluate`] runs every evaluator of `eval_types`; the task succeeds when
 //! all pass (WebArena multiplies scores). [`Mode::Strict`] fixes WebArena's
@@ -20,6 +22,7 @@ pub mod python;
 pub mod string;
 pub mod tokenize;
 pub mod url;
+pub mod verified;
 
 pub use judge::{Judge, JudgeError};
 pub use program::{PageError, PageReader, SiteApi};
@@ -79,6 +82,19 @@ pub enum Mode {
     #[serde(rename = "webarena")]
     WebArena,
     Strict,
+    /// WebArena-Verified's evaluators (`verified`), for its tasks; WebArena's tasks score as under `webarena`.
+    #[serde(rename = "webarena-verified")]
+    WebArenaVerified,
+}
+
+impl Mode {
+    /// The `url_match` rules this mode applies to a WebArena task.
+    pub fn url_rules(self) -> Mode {
+        match self {
+            Mode::WebArenaVerified => Mode::WebArena,
+            other => other,
+        }
+    }
 }
 
 impl std::str::FromStr for Mode {
@@ -87,7 +103,8 @@ impl std::str::FromStr for Mode {
         match s {
             "webarena" => Ok(Mode::WebArena),
             "strict" => Ok(Mode::Strict),
-            other => Err(format!("unknown evaluator mode '{other}' (expected webarena or strict)")),
+            "webarena-verified" => Ok(Mode::WebArenaVerified),
+            other => Err(format!("unknown evaluator mode '{other}' (expected webarena, strict or webarena-verified)")),
         }
     }
 }
@@ -97,6 +114,7 @@ impl std::fmt::Display for Mode {
         f.write_str(match self {
             Mode::WebArena => "webarena",
             Mode::Strict => "strict",
+            Mode::WebArenaVerified => "webarena-verified",
         })
     }
 }
@@ -171,6 +189,18 @@ pub async fn evaluate<P: PageReader>(
     opts: &Options<'_>,
 ) -> Result<Scored, PageError> {
     let mut out = Vec::new();
+    if let Some(v) = &eval.verified {
+        // WebArena-Verified's evaluators read the response and the network trace, which this path lacks.
+        let why = "a WebArena-Verified task: score it with its own evaluators (evaluate::verified)".to_string();
+        let expected = json(&v.evaluators.iter().map(|e| e.name()).collect::<Vec<_>>());
+        out.push(EvaluatorResult {
+            kind: EvalType::StringMatch,
+            verdict: Verdict::Invalid(why.clone()),
+            expected,
+            got: state.answer.to_string(),
+            detail: why,
+        });
+    }
     for kind in &eval.eval_types {
         match kind {
             EvalType::StringMatch => {
@@ -205,7 +235,7 @@ pub async fn evaluate<P: PageReader>(
                 let reference = eval.reference_url.as_deref();
                 let verdict = match reference {
                     None => Verdict::Invalid("url_match without reference_url".to_string()),
-                    Some(r) => match url::url_match(r, state.url, eval.url_note.as_deref(), opts.mode) {
+                    Some(r) => match url::url_match(r, state.url, eval.url_note.as_deref(), opts.mode.url_rules()) {
                         Ok(ok) => Verdict::from_bool(ok),
                         Err(e) => Verdict::Invalid(e.to_string()),
                     },
@@ -215,7 +245,7 @@ pub async fn evaluate<P: PageReader>(
                     verdict,
                     expected: reference.unwrap_or("null").to_string(),
                     got: state.url.to_string(),
-                    detail: url::rule_detail(eval.url_note.as_deref(), opts.mode),
+                    detail: url::rule_detail(eval.url_note.as_deref(), opts.mode.url_rules()),
                 });
             }
             EvalType::ProgramHtml => {

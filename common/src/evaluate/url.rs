@@ -186,7 +186,7 @@ pub enum UrlError {
 /// `--evaluator strict` the rule that replaces it (never the name of the rule it does not apply).
 pub fn rule_detail(url_note: Option<&str>, mode: Mode) -> String {
     match mode {
-        Mode::WebArena => format!("{} ({mode})", url_note.unwrap_or(GOLD_IN_PRED)),
+        Mode::WebArena | Mode::WebArenaVerified => format!("{} ({mode})", url_note.unwrap_or(GOLD_IN_PRED)),
         Mode::Strict => format!("host and path equal, each alternative with its own query ({mode})"),
     }
 }
@@ -204,7 +204,7 @@ pub fn url_match(reference: &str, pred: &str, url_note: Option<&str>, mode: Mode
         wanted.iter().all(|(k, values)| got.query.get(k).is_some_and(|have| values.iter().any(|v| have.contains(v))))
     };
     Ok(match mode {
-        Mode::WebArena => {
+        Mode::WebArena | Mode::WebArenaVerified => {
             let base = got.base_path();
             let base_ok = refs.iter().any(|r| base.contains(&r.base_path()));
             let mut merged: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

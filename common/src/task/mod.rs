@@ -7,7 +7,10 @@
 //! per task what could not be loaded or scored. The grid's own files,
 //! `data/tasks/<site>.<version>.json`, load through [`load_task_file`], which
 //! adds the grid's rules: dense ids equal to the index, one site.
-//! [`site`] names the sites and their URL placeholders.
+//! [`site`] names the sites and their URL placeholders. WebArena-Verified's
+//! tasks (`webarena-verified.json`: `start_urls`, `revision`, `eval` a list
+//! of evaluators) load too, into the same model, their evaluators in
+//! `eval.verified` (`crate::evaluate::verified::config`).
 
 pub mod site;
 pub mod validate;
@@ -65,6 +68,9 @@ pub struct Eval {
     /// An annotator's note (informative).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotation_note: Option<String>,
+    /// A WebArena-Verified task's revision and evaluators (`eval_types` is then empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<crate::evaluate::verified::Verified>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -223,7 +229,12 @@ impl Task {
             }
         }
         let Ok(mut value) = serde_json::to_value(self) else { return self.clone() };
+        // WebArena-Verified's evaluators keep their placeholders: they render and derender URLs themselves.
+        let verified = value.get_mut("eval").and_then(|e| e.as_object_mut()).and_then(|e| e.remove("verified"));
         walk(&mut value, f);
+        if let (Some(v), Some(e)) = (verified, value.get_mut("eval").and_then(|e| e.as_object_mut())) {
+            e.insert("verified".to_string(), v);
+        }
         // Sites are the one string field whose value is not free text: keep them.
         match serde_json::from_value::<Task>(value) {
             Ok(mut t) => {

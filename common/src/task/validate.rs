@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::site::{placeholders_in, SiteKey};
 use super::{EvalType, Task, TaskFileError};
 use crate::evaluate::program;
+use crate::evaluate::verified::config as verified;
 use crate::evaluate::url::GOLD_IN_PRED;
 
 /// The report of `tasks validate --json`.
@@ -224,6 +225,7 @@ const EVAL: &[Field] = &[
     opt("string_note", leaf::<Option<String>>),
     opt("reference_answer_raw_annotation", leaf::<Option<String>>),
     opt("annotation_note", leaf::<Option<String>>),
+    opt("verified", leaf::<Option<verified::Verified>>),
 ];
 
 const REFERENCE_ANSWERS: &[Field] = &[
@@ -243,6 +245,12 @@ const REQUIRED_CONTENTS: &[Field] = &[opt("exact_match", leaf::<String>), opt("m
 
 /// The task, or every (field, message) that refuses it.
 pub fn check_task(v: &Value) -> Result<Task, Found> {
+    if verified::is_verified_task(v) {
+        let task = verified::task_from_value(v)?;
+        let mut found = Found::new();
+        scoreable(&task, &mut found);
+        return if found.is_empty() { Ok(task) } else { Err(found) };
+    }
     let mut found = Found::new();
     object(v, "", TASK, &mut found);
     if !found.is_empty() {
@@ -292,6 +300,10 @@ fn scoreable(t: &Task, out: &mut Found) {
     }
     for (i, check) in e.program_html.iter().enumerate() {
         urls.push((format!("eval.program_html[{i}].url"), &check.url));
+    }
+    let verified_urls = e.verified.as_ref().map(|v| verified::urls_of(&v.evaluators)).unwrap_or_default();
+    for (field, url) in &verified_urls {
+        urls.push((field.clone(), url));
     }
     for (field, url) in urls {
         for p in placeholders_in(url) {
