@@ -117,6 +117,25 @@ async fn a_small_local_run_seen_in_the_viewer_down_to_its_failing_tgt_exec_attem
     let evidence = text(&s, "document.querySelector('.evidence').innerText").await;
     assert!(evidence.contains("fail"), "{evidence}");
 
+    // Beside each step, the network panel lists the requests the trace holds for that step.
+    let trajectory: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join(failing["trajectory"].as_str().unwrap_or_default())).expect("trajectory"),
+    )
+    .expect("trajectory json");
+    let entries = trajectory["network"]["log"]["entries"].as_array().expect("the attempt's network trace");
+    let of_step1: Vec<&Value> = entries.iter().filter(|e| e["_step"] == 1).collect();
+    assert!(!of_step1.is_empty(), "the agent's first step made requests: {entries:?}");
+    let panel = text(&s, "document.querySelector('#step-1 .net').innerText").await;
+    let n = of_step1.len();
+    assert!(panel.contains(&format!("network: {n} request{}", if n == 1 { "" } else { "s" })), "{panel}");
+    for e in &of_step1 {
+        let (method, url) = (e["request"]["method"].as_str().unwrap_or(""), e["request"]["url"].as_str().unwrap_or(""));
+        assert!(panel.contains(method) && panel.contains(url), "{method} {url} not in\n{panel}");
+    }
+    let panels = s.eval("document.querySelectorAll('.step .net').length").await.expect("count");
+    let with_requests = (1..=steps).filter(|k| entries.iter().any(|e| e["_step"] == *k)).count();
+    assert_eq!(panels.as_u64(), Some(steps), "every step has its panel ({with_requests} with requests)");
+
     let page = s.screenshot().await.expect("page screenshot");
 
     // The same unit under src and tgt-exec, side by side.

@@ -147,6 +147,24 @@ function skillBlock(skill, failedIdx) {
     el("table", { class: "substeps" }, el("tr", {}, ["#", "action", "target", "", "error"].map((h) => el("th", {}, h))), rows));
 }
 
+// The requests of one step ({requests, more, writes}): method, status and URL, those that may change
+// the site (not GET, HEAD or OPTIONS) highlighted.
+function networkPanel(rows, label) {
+  if (!rows) return null;
+  const reqs = rows.requests || [];
+  const write = (m) => !["GET", "HEAD", "OPTIONS"].includes(String(m).toUpperCase());
+  const table = el("table", { class: "requests" },
+    el("tr", {}, ["method", "status", "url", "tab"].map((h) => el("th", {}, h))),
+    reqs.map((q) => el("tr", { class: write(q.method) ? "write" : null, title: (q.type || "") + (q.redirect ? " → " + q.redirect : "") },
+      el("td", { class: "method" }, q.method), el("td", { class: "num" }, q.status ? String(q.status) : "failed"),
+      el("td", { class: "url" }, q.url), el("td", { class: "num" }, q.tab ?? ""))));
+  const n = reqs.length + (rows.more || 0);
+  return el("details", { class: "net", open: "" },
+    el("summary", {}, label + ": " + n + (n === 1 ? " request" : " requests") + (rows.writes ? ", " + rows.writes + " not GET" : "")),
+    reqs.length ? table : null,
+    rows.more ? el("div", { class: "muted" }, rows.more + " more not listed") : null);
+}
+
 function stepBlock(d, s, i) {
   const marked = new Set(d.marks[i] || []);
   const obs = el("div", { class: "obs" }, s.observation.split("\n").map((line, j) =>
@@ -157,7 +175,8 @@ function stepBlock(d, s, i) {
         src: withToken("/api/screenshot", { sweep: d.sweepId, sha: s.screenshot.replace(/^screenshots\//, "").replace(/\.png$/, "") }),
       }))
     : null;
-  return el("div", { class: "step", id: "step-" + s.step },
+  const net = d.network ? networkPanel(d.network.steps[i], "network") : null;
+  return el("div", { class: "step" + (net ? " with-net" : ""), id: "step-" + s.step }, el("div", { class: "step-main" },
     el("h3", {}, "Step " + s.step + " ", el("span", { class: "muted" }, s.title + " — " + s.url + " · " + s.duration_ms + " ms")),
     s.perturbations.length ? el("div", {}, "perturbations: ", s.perturbations.map((x) => el("span", { class: "perturb" }, x))) : null,
     s.action !== null && s.action !== undefined ? el("div", { class: "action" }, el("b", {}, "action "), el("code", {}, s.action)) : null,
@@ -168,7 +187,7 @@ function stepBlock(d, s, i) {
     el("details", { open: "" }, el("summary", {}, "observation (" + marked.size + (marked.size === 1 ? " perturbed line" : " perturbed lines") + " marked)"), obs),
     s.llm ? el("details", {}, el("summary", {}, "LLM reply · " + s.llm.model + " · " + s.llm.tokens_in + " in / " + s.llm.tokens_out + " out · " + s.llm.latency_ms + " ms"),
       el("div", { class: "reply" }, s.llm.reply)) : null,
-    shot);
+    shot), net);
 }
 
 function attemptBlock(d, sweep) {
@@ -193,7 +212,13 @@ function attemptBlock(d, sweep) {
   }
   const total = d.steps_total ?? t.steps.length;
   const steps = el("div", { class: "steps" }, t.steps.map((s, i) => stepBlock(d, s, i)));
-  parts.push(el("h2", {}, total + " steps"), steps);
+  parts.push(el("h2", {}, total + " steps"));
+  if (d.network) {
+    parts.push(el("p", { class: "muted", id: "network-total" }, "network trace: " + d.network.entries + " requests" +
+      (d.network.dropped ? ", " + d.network.dropped + " more past the trace's bound" : "")));
+    if (d.network.before) parts.push(el("div", { class: "net-before" }, networkPanel(d.network.before, "before step 1")));
+  }
+  parts.push(steps);
   // Long trajectories come in pages: the next one is fetched on demand and appended.
   let next = d.steps_next;
   if (next !== null && next !== undefined) {

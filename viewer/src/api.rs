@@ -16,6 +16,9 @@
 //!   `steps_from` and `steps_next` (`null` on the last page) say where the
 //!   page is. A source reads a trajectory only within
 //!   [`MAX_TRAJECTORY_JSON_BYTES`], at most [`MAX_TRAJECTORY_READS`] at once.
+//!   With a network trace, `network` holds the panel's rows: per step of the page the
+//!   requests made during it (method, URL, status, tab, type; [`crate::network`]), and on the
+//!   first page those made before step 1; the trace itself is not sent.
 //! * `GET /api/pair?sweep&site&task&rep&lt&lc&rt&rc`: one unit (a family and a
 //!   rep) under two (treatment, condition) sides, each side its unit-outcome
 //!   attempt: src against tgt-exec, or one treatment against another.
@@ -412,10 +415,21 @@ async fn attempt_view(src: &Shared, sweep: &str, r: &Record, from: usize) -> Res
     let mut view = json!({
         "record": r, "category": category_of(r), "trajectory": null, "marks": [], "failed_substep": [],
         "site": r.site, "task_id": r.uid.task_id, "steps_total": 0, "steps_from": from, "steps_next": null,
+        "network": null,
     });
     if let Some(mut t) = t {
         let page = page_of(&t, from);
         let total = t.steps.len();
+        // The network panel's rows of the page's steps (and, on the first page, of the start); the
+        // trace itself stays here.
+        if let Some(har) = t.network.take() {
+            let steps = t.steps.iter().skip(from).take(page.steps.len());
+            view["network"] = json!({
+                "steps": steps.map(|s| crate::network::step_rows(&har, s.step)).collect::<Vec<_>>(),
+                "before": (from == 0).then(|| crate::network::step_rows(&har, 0)),
+                "entries": har.log.entries.len(), "dropped": har.log.dropped,
+            });
+        }
         t.steps.clear();
         let mut tv =
             serde_json::to_value(&t).map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;

@@ -26,6 +26,7 @@ pub mod export;
 pub mod host;
 pub mod live;
 pub mod marks;
+pub mod network;
 pub mod source;
 
 use std::sync::Arc;

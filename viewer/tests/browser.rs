@@ -111,6 +111,21 @@ async fn from_the_index_to_a_failing_tgt_exec_attempt_in_chromium() {
     assert_eq!(width.as_u64(), Some(1280));
     let src = text(&s, "document.querySelector('.shot img').getAttribute('src')").await;
     assert!(src.contains(&sha) && src.contains("token=tok"), "{src}");
+    // The network panel beside each step: its requests with method, status and URL, the POST highlighted;
+    // the requests before step 1 above the steps.
+    let step1 = text(&s, "document.querySelector('#step-1 .net').innerText").await;
+    assert!(step1.contains("2 requests") && step1.contains("/project/tickets") && !step1.contains("not GET"), "{step1}");
+    let write = text(&s, "document.querySelector('#step-2 .net tr.write').innerText").await;
+    assert!(write.contains("POST") && write.contains("422") && write.contains("<script>alert(2)</script>"), "{write}");
+    assert_eq!(s.eval("document.querySelectorAll('.net tr.write').length").await.expect("count").as_u64(), Some(1));
+    let beside = s
+        .eval("(() => { const m = document.querySelector('#step-2 .step-main').getBoundingClientRect();                const n = document.querySelector('#step-2 .net').getBoundingClientRect();                return n.left >= m.right && n.top < m.bottom; })()")
+        .await
+        .expect("layout");
+    assert_eq!(beside, Value::Bool(true), "the panel sits beside the step, not below it");
+    let before = text(&s, "document.querySelector('.net-before').innerText").await;
+    assert!(before.contains("before step 1: 1 request"), "{before}");
+    assert!(text(&s, "document.getElementById('network-total').textContent").await.contains("4 requests, 3 more"));
     // Hostile text from the trajectory is shown as text, never run or parsed as HTML.
     assert_eq!(s.eval("document.querySelectorAll('script').length").await.expect("count").as_u64(), Some(1));
     assert!(text(&s, "document.body.innerText").await.contains("Open a new issue titled <b>Bug</b>"));

@@ -375,6 +375,9 @@ impl Connection {
         if let Ok(mut net) = self.shared.net.lock() {
             *net = Default::default();
         }
+        if let Ok(mut calls) = self.shared.net_calls.lock() {
+            calls.clear();
+        }
     }
 
     /// The attempt's tab setup, when `target` has not had it yet (and notes that it now has).
@@ -541,7 +544,7 @@ fn deliver(shared: &Shared, m: Routed) {
     let Some(method) = m.method else { return };
     let mut params = None;
     let read = |raw: &Option<Payload>| raw.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null);
-    if let (true, Some(session)) = (method.starts_with("Network."), m.session_id.as_deref()) {
+    if let (true, Some(session)) = (crate::network::FOLDED.contains(&method.as_str()), m.session_id.as_deref()) {
         if let Ok(mut net) = shared.net.lock() {
             if net.records(session) {
                 let p = params.get_or_insert_with(|| read(&m.params));

@@ -34,6 +34,16 @@ pub const MAX_TOTAL: usize = 4 * 1024 * 1024;
 /// Requests in flight tracked at once (a page that never finishes its requests cannot grow the map).
 const MAX_IN_FLIGHT: usize = 4_096;
 
+/// The events a [`Recorder`] folds (the reader reads no other `Network.*` event's parameters).
+pub const FOLDED: &[&str] = &[
+    "Network.requestWillBeSent",
+    "Network.requestWillBeSentExtraInfo",
+    "Network.responseReceived",
+    "Network.responseReceivedExtraInfo",
+    "Network.loadingFinished",
+    "Network.loadingFailed",
+];
+
 /// DevTools' resource types of static assets: kept in the trace, never with their bodies.
 pub const STATIC_TYPES: &[&str] = &["Image", "Stylesheet", "Font", "Media", "Script", "Manifest", "TextTrack"];
 

@@ -84,6 +84,20 @@ pub struct RunContext {
     cache: TaskCache,
 }
 
+/// Attempts record their network trace unless `SKILLSHIFT_NETWORK_TRACE=off` (for measuring what the trace
+/// costs, `scripts/bench/network_cost.sh`); a value other than `on` or `off` is named in a warning and the
+/// trace stays on.
+fn network_trace_wanted() -> bool {
+    match std::env::var("SKILLSHIFT_NETWORK_TRACE").as_deref() {
+        Err(_) | Ok("on") | Ok("") => true,
+        Ok("off") => false,
+        Ok(other) => {
+            tracing::warn!(value = other, "SKILLSHIFT_NETWORK_TRACE is neither on nor off; the network trace stays on");
+            true
+        }
+    }
+}
+
 impl RunContext {
     pub fn new(sites: Arc<dyn SiteManager>, tasks: TaskSource, worker: impl Into<String>) -> Self {
         RunContext {
@@ -93,7 +107,7 @@ impl RunContext {
             screenshots: None,
             screenshot_policy: ScreenshotPolicy::default(),
             profile: Profile::default_profile(),
-            network_trace: true,
+            network_trace: network_trace_wanted(),
             cache: Mutex::new(HashMap::new()),
         }
     }

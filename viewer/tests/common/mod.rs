@@ -80,6 +80,23 @@ fn trajectory_of(r: &Record, steps: Vec<Step>, category: &str, evaluator: Evalua
     }
 }
 
+/// The skill failure's network trace: the start page before step 1, the tickets page at step 1, and at step
+/// 2 the skill's failed POST from a second tab, its URL hostile text.
+pub fn network_trace() -> skillshift_common::har::Har {
+    let entry = |method: &str, url: &str, status: i64, step: u32, tab: u32| {
+        serde_json::json!({"request": {"method": method, "url": url, "headers": [{"name": "Cookie", "value": "sid=1"}]},
+            "response": {"status": status, "content": {"text": "a body the panel never shows"}},
+            "_step": step, "_tab": tab, "_resourceType": "Document"})
+    };
+    let entries = vec![
+        entry("GET", "http://127.0.0.1:9/", 200, 0, 0),
+        entry("GET", "http://127.0.0.1:9/project/tickets", 200, 1, 0),
+        entry("GET", "http://127.0.0.1:9/static/app.css", 200, 1, 0),
+        entry("POST", "http://127.0.0.1:9/project/issues?q=<script>alert(2)</script>", 422, 2, 1),
+    ];
+    serde_json::from_value(serde_json::json!({"log": {"entries": entries, "_dropped": 3}})).expect("har")
+}
+
 fn write_trajectory(dir: &Path, r: &mut Record, t: &Trajectory) {
     let rel = Trajectory::file_name(&t.key);
     let path = dir.join(&rel);
@@ -142,6 +159,8 @@ pub fn write_export(dir: &Path, png: &[u8]) -> String {
             got: "no such issue".into(),
         },
     );
+    let mut t = t;
+    t.network = Some(network_trace());
     write_trajectory(dir, &mut skill, &t);
 
     let mut url = record("ASI", "skillshift.gitlab.v2.4", Condition::TgtExec, Outcome::Failure, Some(1));
