@@ -610,6 +610,7 @@ fn webarena_verified_scores_as_its_package_scores() {
         input.push(json!({"id": c.id, "task_file": data, "task_id": c.task_id, "response": c.response,
                           "har": path, "sites": sites}));
     }
+    let oracle_started = std::time::Instant::now();
     let mut child = Command::new(&python)
         .arg(root().join("scripts/webarena-verified-oracle/oracle.py"))
         .stdin(Stdio::piped())
@@ -625,15 +626,26 @@ fn webarena_verified_scores_as_its_package_scores() {
     assert!(out.status.success(), "the oracle failed");
     let theirs: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(theirs.len(), all.len());
-
+    let oracle_time = oracle_started.elapsed();
+    let hars: Vec<Har> = (0..all.len())
+        .map(|i| serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("{i}.har"))).unwrap()).unwrap())
+        .collect();
     let bases = bases();
+    let ours_started = std::time::Instant::now();
+    let scored: Vec<_> = all
+        .iter()
+        .zip(&hars)
+        .map(|(c, har)| evaluate_verified(&tasks[&c.task_id], c.response.as_deref().unwrap_or(""), har, &bases))
+        .collect();
+    let ours_time = ours_started.elapsed();
+    // Measured, not asserted (docs/performance.md): the package's time includes its start and reading each HAR.
+    eprintln!("timing: package {oracle_time:?} for {} cases, ours {ours_time:?} (HARs already parsed)", all.len());
+
     let mut disagreements: Vec<String> = Vec::new();
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
     let (mut response_cases, mut network_cases) = (0, 0);
     for (i, (c, t)) in all.iter().zip(&theirs).enumerate() {
-        let task = &tasks[&c.task_id];
-        let har: Har = serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("{i}.har"))).unwrap()).unwrap();
-        let ours = evaluate_verified(task, c.response.as_deref().unwrap_or(""), &har, &bases);
+        let ours = &scored[i];
         let kind = c.id.split('/').nth(1).unwrap().to_string();
         if kind.starts_with("net") {
             network_cases += 1;
@@ -655,6 +667,36 @@ fn webarena_verified_scores_as_its_package_scores() {
             ));
         }
     }
+    // The command line gives the same verdicts: a few cases of each kind, through `skillshift score`.
+    let mut picked: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, c) in all.iter().enumerate() {
+        let kind = c.id.split('/').nth(1).unwrap().to_string();
+        let n = picked.entry(kind).or_default();
+        if *n >= 2 {
+            continue;
+        }
+        *n += 1;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
+        cmd.arg("score").arg(&data).args(["--task", &c.task_id.to_string(), "--evaluator", "webarena-verified", "--json"]);
+        cmd.arg("--network").arg(dir.path().join(format!("{i}.har")));
+        for (k, u) in SITES {
+            cmd.args(["--site", &format!("{}={u}", k.as_str())]);
+        }
+        if let Some(r) = &c.response {
+            let file = dir.path().join(format!("{i}.response.json"));
+            std::fs::write(&file, r).unwrap();
+            cmd.arg("--response").arg(&file);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}: {}", c.id, String::from_utf8_lossy(&out.stderr));
+        let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let want = match theirs[i]["status"].as_str().unwrap() {
+            "success" => "pass",
+            "failure" => "fail",
+            _ => "invalid",
+        };
+        assert_eq!(printed["verdict"], want, "{}: {printed}", c.id);
+    }
     eprintln!("cases: {} ({response_cases} on the response, {network_cases} on the trace)", all.len());
     eprintln!("package statuses by case kind: {seen:?}");
     for d in disagreements.iter().take(40) {
@@ -670,4 +712,58 @@ fn webarena_verified_scores_as_its_package_scores() {
         "{} disagreements with webarena-verified, {DOCUMENTED_DEPARTURES} documented",
         disagreements.len()
     );
+}
+
+/// Bad input to `score --evaluator webarena-verified`: one line naming what and where, exit 2.
+#[test]
+fn score_refuses_bad_traces_and_missing_inputs_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = json!({"sites": ["gitlab"], "task_id": 44, "intent_template_id": 303, "start_urls": ["__GITLAB__"],
+        "intent": "Open my todos page", "intent_template": "Open my todos page", "instantiation_dict": {}, "revision": 2,
+        "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                  "expected": {"task_type": "navigate", "status": "SUCCESS", "retrieved_data": null}},
+                 {"evaluator": "NetworkEventEvaluator", "expected": {"url": "__GITLAB__/dashboard/todos"}}]});
+    let tasks = dir.path().join("tasks.json");
+    std::fs::write(&tasks, json!([task]).to_string()).unwrap();
+    let good = dir.path().join("good.har");
+    std::fs::write(&good, har_of(&[Req { url: "http://localhost:8023/dashboard/todos".into(), headers: vec![("Accept".into(), "text/html".into())], ..filler() }]).to_string()).unwrap();
+    let bad = dir.path().join("bad.har");
+    std::fs::write(&bad, "{\"log\": 7}").unwrap();
+    let empty = dir.path().join("empty.har");
+    std::fs::write(&empty, "{\"log\": {\"entries\": []}}").unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+            .arg("score")
+            .arg(&tasks)
+            .args(["--task", "44", "--evaluator", "webarena-verified"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let site = "gitlab=http://localhost:8023";
+    let answer = r#"{"task_type": "NAVIGATE", "status": "SUCCESS"}"#;
+    let (code, stdout, _) = run(&["--site", site, "--network", good.to_str().unwrap(), "--response", answer]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.starts_with("task 44: pass"), "{stdout}");
+    let (code, stdout, _) = run(&["--site", site, "--network", good.to_str().unwrap(), "--response", "I opened it."]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.starts_with("task 44: fail"), "{stdout}");
+    for (args, needle) in [
+        (vec!["--site", site, "--response", answer], "give the attempt's trace with --network FILE"),
+        (vec!["--site", site, "--network", bad.to_str().unwrap()], "bad.har: not a HAR file"),
+        (vec!["--site", site, "--network", empty.to_str().unwrap()], "empty.har: the HAR holds no entries"),
+        (vec!["--site", site, "--network", "/nonexistent.har"], "/nonexistent.har"),
+        (vec!["--network", good.to_str().unwrap()], "give its base URL with --site gitlab=URL"),
+    ] {
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    // --network belongs to webarena-verified only.
+    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+        .arg("score").arg(&tasks).args(["--task", "44", "--network"]).arg(&good).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--evaluator webarena-verified"));
 }
