@@ -54,8 +54,9 @@ pub struct Args {
     /// another NAME alone takes --skills). Default: one treatment, --skills.
     #[arg(long, value_name = "NAME[=SKILLS_FILE]")]
     pub treatment: Vec<String>,
-    /// Scoring rules: webarena (WebArena's own) or strict (its plain bugs fixed); a frozen contract field.
-    #[arg(long, default_value = "webarena", value_name = "webarena|strict")]
+    /// Scoring rules: webarena (WebArena's own), strict (its plain bugs fixed) or webarena-verified
+    /// (WebArena-Verified's evaluators for its tasks, WebArena's for the rest); a frozen contract field.
+    #[arg(long, default_value = "webarena", value_name = "webarena|strict|webarena-verified")]
     pub evaluator: Mode,
     /// Sampling temperature of an LLM agent (default 0).
     #[arg(long)]

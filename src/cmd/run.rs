@@ -30,7 +30,8 @@ pub struct Args {
     /// With --tasks: a site's base URL, e.g. gitlab=http://localhost:8023 (one per site the task names).
     #[arg(long = "site")]
     pub site: Vec<String>,
-    /// webarena (WebArena's rules, the default) or strict (its plain bugs fixed).
+    /// webarena (WebArena's rules, the default), strict (its plain bugs fixed) or webarena-verified
+    /// (WebArena-Verified's evaluators for its tasks, WebArena's for the rest).
     #[arg(long, default_value = "webarena")]
     pub evaluator: String,
     /// src, src-perc, src-exec, tgt, tgt-perc or tgt-exec.

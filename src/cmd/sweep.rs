@@ -125,8 +125,9 @@ pub struct StartArgs {
     /// Data directory (tasks/, skills/, DIGESTS.json).
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
-    /// Scoring rules: webarena (WebArena's own) or strict (its plain bugs fixed); a frozen contract field.
-    #[arg(long, default_value = "webarena", value_name = "webarena|strict")]
+    /// Scoring rules: webarena (WebArena's own), strict (its plain bugs fixed) or webarena-verified
+    /// (WebArena-Verified's evaluators for its tasks, WebArena's for the rest); a frozen contract field.
+    #[arg(long, default_value = "webarena", value_name = "webarena|strict|webarena-verified")]
     pub evaluator: Mode,
     /// A sweep for `worker --simulate` workers, whose records are made up (load tests, demos): its contract
     /// says `simulated` and only simulated workers take its units; without it only real workers do.
