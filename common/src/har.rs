@@ -159,7 +159,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// A response body: `text` only where a task's evaluator reads it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Content {
     #[serde(default)]
@@ -174,12 +174,6 @@ pub struct Content {
     /// `text` holds only the first bytes of the body, by the trace's bound (ours only).
     #[serde(default, rename = "_truncated", skip_serializing_if = "is_false")]
     pub truncated: bool,
-}
-
-impl Default for Content {
-    fn default() -> Self {
-        Content { size: 0, mime_type: String::new(), text: None, encoding: None, truncated: false }
-    }
 }
 
 #[cfg(test)]

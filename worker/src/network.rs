@@ -206,7 +206,11 @@ impl Recorder {
                         && !e.resource_type.as_deref().is_some_and(|t| STATIC_TYPES.contains(&t))
                         && e.response.redirect_url.is_empty();
                     if wants_body {
-                        self.wanted.push(Wanted::Body { index: f.index, session: f.session.clone(), request: id.clone() });
+                        self.wanted.push(Wanted::Body {
+                            index: f.index,
+                            session: f.session.clone(),
+                            request: id.clone(),
+                        });
                     }
                     self.finish(&f, p);
                 }
@@ -539,7 +543,11 @@ mod tests {
         let mut r = Recorder::start(true);
         r.add_session("S");
         r.set_step(3);
-        r.event("S", "Network.requestWillBeSent", &sent("1", "http://a/form?x=1", "POST", json!({"postData": "title=hi"})));
+        r.event(
+            "S",
+            "Network.requestWillBeSent",
+            &sent("1", "http://a/form?x=1", "POST", json!({"postData": "title=hi"})),
+        );
         r.event(
             "S",
             "Network.requestWillBeSentExtraInfo",
