@@ -51,9 +51,7 @@ mod tests {
 
     #[test]
     fn rows_are_cut_by_step_counted_and_bounded() {
-        let entry = |method: &str, step: u32, url: &str| {
-            serde_json::json!({"request": {"method": method, "url": url}, "response": {"status": 200}, "_step": step})
-        };
+        let entry = |method: &str, step: u32, url: &str| serde_json::json!({"request": {"method": method, "url": url}, "response": {"status": 200}, "_step": step});
         let mut entries = vec![entry("GET", 0, "http://a/"), entry("POST", 1, "http://a/save")];
         entries.extend((0..MAX_ROWS_PER_STEP + 3).map(|_| entry("GET", 2, &format!("http://a/{}", "x".repeat(2000)))));
         let har: Har = serde_json::from_value(json!({"log": {"entries": entries}})).expect("har");

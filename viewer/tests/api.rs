@@ -154,11 +154,19 @@ async fn an_attempt_carries_its_steps_marks_failing_substep_evidence_and_screens
     assert_eq!(net["before"]["requests"][0]["url"], "http://127.0.0.1:9/");
     assert_eq!(net["steps"].as_array().map(Vec::len), Some(2), "one row list per step");
     let urls = |i: usize| -> Vec<String> {
-        net["steps"][i]["requests"].as_array().expect("rows").iter().map(|r| r["url"].as_str().unwrap_or("").to_string()).collect()
+        net["steps"][i]["requests"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| r["url"].as_str().unwrap_or("").to_string())
+            .collect()
     };
     assert_eq!(urls(0), ["http://127.0.0.1:9/project/tickets", "http://127.0.0.1:9/static/app.css"]);
     let post = &net["steps"][1]["requests"][0];
-    assert_eq!((post["method"].as_str(), post["status"].as_i64(), post["tab"].as_u64()), (Some("POST"), Some(422), Some(1)));
+    assert_eq!(
+        (post["method"].as_str(), post["status"].as_i64(), post["tab"].as_u64()),
+        (Some("POST"), Some(422), Some(1))
+    );
     assert_eq!((net["steps"][0]["writes"].as_u64(), net["steps"][1]["writes"].as_u64()), (Some(0), Some(1)));
     assert!(!a.to_string().contains("a body the panel never shows") && !a.to_string().contains("sid=1"));
     let shot = t.steps[1].screenshot.as_deref().expect("screenshot");

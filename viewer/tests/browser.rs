@@ -114,7 +114,10 @@ async fn from_the_index_to_a_failing_tgt_exec_attempt_in_chromium() {
     // The network panel beside each step: its requests with method, status and URL, the POST highlighted;
     // the requests before step 1 above the steps.
     let step1 = text(&s, "document.querySelector('#step-1 .net').innerText").await;
-    assert!(step1.contains("2 requests") && step1.contains("/project/tickets") && !step1.contains("not GET"), "{step1}");
+    assert!(
+        step1.contains("2 requests") && step1.contains("/project/tickets") && !step1.contains("not GET"),
+        "{step1}"
+    );
     let write = text(&s, "document.querySelector('#step-2 .net tr.write').innerText").await;
     assert!(write.contains("POST") && write.contains("422") && write.contains("<script>alert(2)</script>"), "{write}");
     assert_eq!(s.eval("document.querySelectorAll('.net tr.write').length").await.expect("count").as_u64(), Some(1));

@@ -932,7 +932,8 @@ impl Session {
     async fn attach_target(&self, target: &str, relay_if_refused: bool) -> Result<(), BrowserError> {
         let Some(conn) = &self.devtools else { return self.enable_page().await };
         // A tab a page opened: the browser attached it by itself, and the reader set it up on that session.
-        let known = self.attached.lock().ok().and_then(|a| a.get(target).cloned()).or_else(|| conn.auto_session(target));
+        let known =
+            self.attached.lock().ok().and_then(|a| a.get(target).cloned()).or_else(|| conn.auto_session(target));
         if let Some(id) = known {
             self.set_page(Some(Page { conn: conn.clone(), session: id, target: target.to_string() }));
             return Ok(());

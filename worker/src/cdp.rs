@@ -515,7 +515,8 @@ fn dispatch(shared: &Shared, text: &str) {
 fn deliver(shared: &Shared, m: Routed) {
     if let Some(id) = m.id {
         let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
-        let net_call = if waiter.is_none() { shared.net_calls.lock().ok().and_then(|mut c| c.remove(&id)) } else { None };
+        let net_call =
+            if waiter.is_none() { shared.net_calls.lock().ok().and_then(|mut c| c.remove(&id)) } else { None };
         if let (Some(w), Some(result)) = (net_call, m.result.as_ref()) {
             let answer = result.read::<Value>().unwrap_or(Value::Null);
             if let Ok(mut net) = shared.net.lock() {
@@ -608,7 +609,9 @@ fn auto_attached(shared: &Shared, p: &Value) {
     let target = field("targetId");
     let setup = shared.tabs.lock().ok().and_then(|mut t| {
         let setup = t.setup.clone().filter(|s| {
-            field("type") == "page" && !field("openerId").is_empty() && s.context.as_deref() == Some(field("browserContextId"))
+            field("type") == "page"
+                && !field("openerId").is_empty()
+                && s.context.as_deref() == Some(field("browserContextId"))
         })?;
         t.done.insert(target.to_string());
         t.auto.insert(target.to_string(), session.to_string());

@@ -206,7 +206,11 @@ impl Recorder {
                         && !e.resource_type.as_deref().is_some_and(|t| STATIC_TYPES.contains(&t))
                         && e.response.redirect_url.is_empty();
                     if wants_body {
-                        self.wanted.push(Wanted::Body { index: f.index, session: f.session.clone(), request: id.clone() });
+                        self.wanted.push(Wanted::Body {
+                            index: f.index,
+                            session: f.session.clone(),
+                            request: id.clone(),
+                        });
                     }
                     self.finish(&f, p);
                 }
@@ -405,6 +409,11 @@ impl Recorder {
         self.recount(index);
     }
 
+    #[cfg(test)]
+    fn take_is_open(&self) -> bool {
+        self.dropped == 0
+    }
+
     /// Entries so far.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -539,7 +548,11 @@ mod tests {
         let mut r = Recorder::start(true);
         r.add_session("S");
         r.set_step(3);
-        r.event("S", "Network.requestWillBeSent", &sent("1", "http://a/form?x=1", "POST", json!({"postData": "title=hi"})));
+        r.event(
+            "S",
+            "Network.requestWillBeSent",
+            &sent("1", "http://a/form?x=1", "POST", json!({"postData": "title=hi"})),
+        );
         r.event(
             "S",
             "Network.requestWillBeSentExtraInfo",
@@ -606,6 +619,35 @@ mod tests {
         assert_eq!(har.log.dropped, 6);
         let d = har.log.entries[0].request.post_data.as_ref().unwrap();
         assert!(d.truncated && d.text.len() == MAX_BODY);
+    }
+
+    #[test]
+    fn the_total_bound_cuts_bodies_then_drops_requests_and_no_body_is_read_unasked() {
+        let mut r = Recorder::start(true);
+        r.add_session("S");
+        let mut n = 0;
+        // Bodies of 64 KiB each fill the 4 MiB: the last that fits is cut, later requests are counted.
+        while r.take_is_open() && n < 200 {
+            let id = n.to_string();
+            r.event("S", "Network.requestWillBeSent", &sent(&id, "http://a/x", "GET", json!({})));
+            r.event("S", "Network.loadingFinished", &json!({"requestId": id, "timestamp": 11.0}));
+            for w in r.wanted() {
+                r.answered(&w, &json!({"body": "b".repeat(MAX_BODY), "base64Encoded": false}));
+            }
+            n += 1;
+        }
+        let har = r.take();
+        assert!(har.log.dropped > 0, "{} entries", har.log.entries.len());
+        let kept: usize =
+            har.log.entries.iter().filter_map(|e| e.response.content.text.as_ref()).map(String::len).sum();
+        assert!(kept <= MAX_TOTAL, "{kept}");
+        assert!(har.log.entries.iter().any(|e| e.response.content.truncated));
+
+        let mut r = Recorder::start(false);
+        r.add_session("S");
+        r.event("S", "Network.requestWillBeSent", &sent("1", "http://a/x", "GET", json!({})));
+        r.event("S", "Network.loadingFinished", &json!({"requestId": "1", "timestamp": 11.0}));
+        assert!(r.wanted().is_empty(), "bodies are read only when the attempt asks");
     }
 
     #[test]

@@ -137,9 +137,13 @@ async fn every_tab_gets_the_perturbations_and_joins_the_network_trace() {
     assert_eq!((save.response.status, save.step, save.tab), (303, Some(1), Some(0)));
     assert_eq!(save.response.redirect_url, format!("{base}/saved"));
     let posted = save.request.post_data.as_ref().expect("post data");
-    assert_eq!((posted.text.as_str(), posted.mime_type.as_str()), ("title=kiwi+pie", "application/x-www-form-urlencoded"));
+    assert_eq!(
+        (posted.text.as_str(), posted.mime_type.as_str()),
+        ("title=kiwi+pie", "application/x-www-form-urlencoded")
+    );
     assert!(save.response.cookies.iter().any(|c| c.name == "sid" && c.value == "s3cr3tcookie"), "{save:#?}");
-    let header = |e: &Entry, n: &str| e.request.headers.iter().find(|h| h.name.eq_ignore_ascii_case(n)).map(|h| h.value.clone());
+    let header =
+        |e: &Entry, n: &str| e.request.headers.iter().find(|h| h.name.eq_ignore_ascii_case(n)).map(|h| h.value.clone());
     assert_eq!(header(save, "sec-fetch-mode").as_deref(), Some("navigate"));
     assert_eq!(header(save, "referer").as_deref(), Some(format!("{base}/").as_str()));
     let saved = find(&har, "GET", "/saved");
