@@ -152,7 +152,7 @@ pub struct PostData {
 }
 
 /// A response body: `text` only where a task's evaluator reads it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Content {
     #[serde(default)]
@@ -161,12 +161,6 @@ pub struct Content {
     pub mime_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-}
-
-impl Default for Content {
-    fn default() -> Self {
-        Content { size: 0, mime_type: String::new(), text: None }
-    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use serde_json::Value;
 use super::site::{placeholders_in, SiteKey};
 use super::{EvalType, Task, TaskFileError};
 use crate::evaluate::program;
-use crate::evaluate::verified::config as verified;
 use crate::evaluate::url::GOLD_IN_PRED;
+use crate::evaluate::verified::config as verified;
 
 /// The report of `tasks validate --json`.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -111,8 +111,8 @@ pub fn normalize_string(s: &str) -> String {
     // Hyphen-like characters after or before an ASCII letter become spaces.
     let mut dehyphen = String::with_capacity(nfkc.len());
     for (i, &c) in nfkc.iter().enumerate() {
-        let beside_letter = (i > 0 && nfkc[i - 1].is_ascii_alphabetic())
-            || nfkc.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic());
+        let beside_letter =
+            (i > 0 && nfkc[i - 1].is_ascii_alphabetic()) || nfkc.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic());
         if HYPHENS.contains(&c) && beside_letter {
             dehyphen.push(' ');
         } else {
