@@ -359,7 +359,9 @@ fn gold_data(rd: &Value, schema: &Value) -> Value {
                         m.iter()
                             .map(|(k, v)| {
                                 let v = match v {
-                                    Value::Array(a) if !a.is_empty() && schema["items"]["properties"][k]["type"] != "array" => {
+                                    Value::Array(a)
+                                        if !a.is_empty() && schema["items"]["properties"][k]["type"] != "array" =>
+                                    {
                                         a[0].clone()
                                     }
                                     other => other.clone(),
@@ -377,8 +379,20 @@ fn gold_data(rd: &Value, schema: &Value) -> Value {
 }
 
 /// The month names, for rewriting dates.
-const MONTHS: [&str; 12] =
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
 
 /// The same value written as an agent might write it, by the schema's type.
 fn reword(v: &Value, item: &Value) -> Value {
@@ -408,10 +422,12 @@ fn reword(v: &Value, item: &Value) -> Value {
         }
         ("month", Value::String(s)) => json!(s.chars().take(3).collect::<String>().to_lowercase()),
         ("boolean", Value::Bool(b)) => json!(if *b { "Yes" } else { "no" }),
-        ("distance", Value::String(s)) => match s.trim().strip_suffix("km").and_then(|n| n.trim().parse::<f64>().ok()) {
-            Some(km) => json!(format!("{} m", km * 1000.0)),
-            None => json!(s.to_uppercase()),
-        },
+        ("distance", Value::String(s)) => {
+            match s.trim().strip_suffix("km").and_then(|n| n.trim().parse::<f64>().ok()) {
+                Some(km) => json!(format!("{} m", km * 1000.0)),
+                None => json!(s.to_uppercase()),
+            }
+        }
         ("duration", Value::String(s)) => json!(s.replace("min", "minutes").replace("h ", " hours ")),
         ("coordinates", Value::Array(a)) if a.len() == 2 => json!(format!("{}, {}", a[0], a[1])),
         ("location-name", Value::String(s)) => {
@@ -420,9 +436,9 @@ fn reword(v: &Value, item: &Value) -> Value {
             json!(w.join(" "))
         }
         ("url", Value::String(s)) => json!(format!("{}/", render(s))),
-        (_, Value::Object(m)) => Value::Object(
-            m.iter().map(|(k, x)| (k.clone(), reword(x, &item["properties"][k.as_str()]))).collect(),
-        ),
+        (_, Value::Object(m)) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), reword(x, &item["properties"][k.as_str()]))).collect())
+        }
         _ => v.clone(),
     }
 }
@@ -469,17 +485,21 @@ fn cases(raw_tasks: &[Value]) -> Vec<Case> {
         if task_type.eq_ignore_ascii_case("retrieve") {
             wrong_data["retrieved_data"] = json!(["definitely not it", 12345]);
         } else {
-            wrong_data["task_type"] = json!(if task_type.eq_ignore_ascii_case("navigate") { "MUTATE" } else { "NAVIGATE" });
+            wrong_data["task_type"] =
+                json!(if task_type.eq_ignore_ascii_case("navigate") { "MUTATE" } else { "NAVIGATE" });
         }
         push("wrong-data", Some(wrong_data.to_string()), gold_har.clone());
         let words = match &data {
-            Value::Array(items) => items.iter().map(|i| i.as_str().map_or(i.to_string(), str::to_string)).collect::<Vec<_>>().join(", "),
+            Value::Array(items) => {
+                items.iter().map(|i| i.as_str().map_or(i.to_string(), str::to_string)).collect::<Vec<_>>().join(", ")
+            }
             _ => "done".to_string(),
         };
         push("plain", Some(format!("The answer is {words}.")), gold_har.clone());
         if let Value::Array(items) = &data {
             let mut reworded = gold.clone();
-            reworded["retrieved_data"] = Value::Array(items.iter().map(|i| reword(i, &ar["results_schema"]["items"])).collect());
+            reworded["retrieved_data"] =
+                Value::Array(items.iter().map(|i| reword(i, &ar["results_schema"]["items"])).collect());
             if reworded != gold {
                 push("reworded", Some(reworded.to_string()), gold_har.clone());
             }
@@ -559,7 +579,8 @@ fn cases(raw_tasks: &[Value]) -> Vec<Case> {
         push("net-none", Some(g.clone()), vec![filler()]);
         // The same request as another browser would write it: host case, a trailing slash, the query reordered.
         let mut written = first.clone();
-        let (head, query) = written.url.split_once('?').map_or((written.url.clone(), None), |(h, q)| (h.to_string(), Some(q)));
+        let (head, query) =
+            written.url.split_once('?').map_or((written.url.clone(), None), |(h, q)| (h.to_string(), Some(q)));
         let head = head.replacen("http://localhost", "http://LOCALHOST", 1);
         written.url = match query {
             Some(q) => {
@@ -576,7 +597,10 @@ fn cases(raw_tasks: &[Value]) -> Vec<Case> {
         push(
             "net-then-wrong",
             Some(g),
-            std::iter::once(filler()).chain([first.clone(), later]).chain(net[1..].iter().map(|c| request_for(c))).collect(),
+            std::iter::once(filler())
+                .chain([first.clone(), later])
+                .chain(net[1..].iter().map(|c| request_for(c)))
+                .collect(),
         );
     }
     out
@@ -656,11 +680,17 @@ fn webarena_verified_scores_as_its_package_scores() {
         let mut mine = vec![status_word(&ours.status).to_string()];
         mine.extend(ours.evaluators.iter().map(|e| status_word(&e.status).to_string()));
         let mut expected = vec![t["status"].as_str().unwrap_or("?").to_string()];
-        expected.extend(t["evaluators"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap_or("?").to_string()));
+        expected.extend(
+            t["evaluators"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap_or("?").to_string()),
+        );
         if mine != expected {
             let why: Vec<String> = ours.evaluators.iter().flat_map(|e| e.messages.iter().take(2).cloned()).collect();
-            let their_err: Vec<String> =
-                t["evaluators"].as_array().unwrap().iter().filter_map(|e| e["error"].as_str().map(str::to_string)).collect();
+            let their_err: Vec<String> = t["evaluators"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|e| e["error"].as_str().map(str::to_string))
+                .collect();
             disagreements.push(format!(
                 "{}: ours {mine:?}, package {expected:?}; ours say {why:?}; package errors {their_err:?}",
                 c.id
@@ -677,7 +707,13 @@ fn webarena_verified_scores_as_its_package_scores() {
         }
         *n += 1;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
-        cmd.arg("score").arg(&data).args(["--task", &c.task_id.to_string(), "--evaluator", "webarena-verified", "--json"]);
+        cmd.arg("score").arg(&data).args([
+            "--task",
+            &c.task_id.to_string(),
+            "--evaluator",
+            "webarena-verified",
+            "--json",
+        ]);
         cmd.arg("--network").arg(dir.path().join(format!("{i}.har")));
         for (k, u) in SITES {
             cmd.args(["--site", &format!("{}={u}", k.as_str())]);
@@ -708,7 +744,8 @@ fn webarena_verified_scores_as_its_package_scores() {
     assert!(seen.get(&("gold".to_string(), "success".to_string())).copied().unwrap_or(0) > 100, "{seen:?}");
     assert!(seen.get(&("wrong-status".to_string(), "failure".to_string())).copied().unwrap_or(0) > 100, "{seen:?}");
     assert!(
-        disagreements.len() <= DOCUMENTED_DEPARTURES,
+        // No more than the documented ones (written so while their count is 0).
+        disagreements.len().saturating_sub(DOCUMENTED_DEPARTURES) == 0,
         "{} disagreements with webarena-verified, {DOCUMENTED_DEPARTURES} documented",
         disagreements.len()
     );
@@ -726,7 +763,16 @@ fn score_refuses_bad_traces_and_missing_inputs_in_one_line() {
     let tasks = dir.path().join("tasks.json");
     std::fs::write(&tasks, json!([task]).to_string()).unwrap();
     let good = dir.path().join("good.har");
-    std::fs::write(&good, har_of(&[Req { url: "http://localhost:8023/dashboard/todos".into(), headers: vec![("Accept".into(), "text/html".into())], ..filler() }]).to_string()).unwrap();
+    std::fs::write(
+        &good,
+        har_of(&[Req {
+            url: "http://localhost:8023/dashboard/todos".into(),
+            headers: vec![("Accept".into(), "text/html".into())],
+            ..filler()
+        }])
+        .to_string(),
+    )
+    .unwrap();
     let bad = dir.path().join("bad.har");
     std::fs::write(&bad, "{\"log\": 7}").unwrap();
     let empty = dir.path().join("empty.har");
@@ -739,7 +785,11 @@ fn score_refuses_bad_traces_and_missing_inputs_in_one_line() {
             .args(extra)
             .output()
             .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
     };
     let site = "gitlab=http://localhost:8023";
     let answer = r#"{"task_type": "NAVIGATE", "status": "SUCCESS"}"#;
@@ -763,7 +813,12 @@ fn score_refuses_bad_traces_and_missing_inputs_in_one_line() {
     }
     // --network belongs to webarena-verified only.
     let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
-        .arg("score").arg(&tasks).args(["--task", "44", "--network"]).arg(&good).output().unwrap();
+        .arg("score")
+        .arg(&tasks)
+        .args(["--task", "44", "--network"])
+        .arg(&good)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--evaluator webarena-verified"));
 }

@@ -201,7 +201,10 @@ fn score_verified(s: &ScoreSettings, task: &Task) -> anyhow::Result<ScoreReport>
     let har = match &s.network {
         Some(path) => read_har(path)?,
         None if has_network => {
-            bail!("task {} has a NetworkEventEvaluator: give the attempt's trace with --network FILE (a HAR)", s.task_id)
+            bail!(
+                "task {} has a NetworkEventEvaluator: give the attempt's trace with --network FILE (a HAR)",
+                s.task_id
+            )
         }
         None => skillshift_common::har::Har::default(),
     };

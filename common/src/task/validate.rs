@@ -18,8 +18,8 @@ use serde_json::Value;
 use super::site::{placeholders_in, SiteKey};
 use super::{EvalType, Task, TaskFileError};
 use crate::evaluate::program;
-use crate::evaluate::verified::config as verified;
 use crate::evaluate::url::GOLD_IN_PRED;
+use crate::evaluate::verified::config as verified;
 
 /// The report of `tasks validate --json`.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -424,6 +424,27 @@ mod tests {
         assert_eq!((found[2].0, found[2].1), (Some(43), "start_url"));
         assert!(found[2].2.starts_with("is a data: URL"), "{found:?}");
         assert_eq!((found[3].0, found[3].1), (Some(44), "eval.reference_url"));
+    }
+
+    #[test]
+    fn webarena_verified_tasks_load_beside_webarena_ones_and_their_model_loads_back() {
+        let verified = json!({"sites": ["__REDDIT__"], "task_id": 400, "intent_template_id": 1, "start_urls": ["__REDDIT__"],
+            "intent": "Change my bio", "intent_template": "Change my bio", "instantiation_dict": {}, "revision": 1,
+            "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                      "expected": {"task_type": "mutate", "status": "SUCCESS", "retrieved_data": null}},
+                     {"evaluator": "NetworkEventEvaluator", "last_event_only": false,
+                      "expected": {"url": "__NOWHERE__/edit_biography", "http_method": "POST", "response_status": 302}}]});
+        let r = validate_value("x.json", &json!([webarena_task(), verified.clone()]));
+        assert_eq!((r.tasks, r.loaded), (2, 1));
+        assert_eq!(r.problems[0].task_id, Some(400));
+        assert_eq!(r.problems[0].field, "eval[1].expected.url");
+        let mut fixed = verified;
+        fixed["eval"][1]["expected"]["url"] = json!("__REDDIT__/user/x/edit_biography");
+        let t = check_task(&fixed).unwrap();
+        assert_eq!((t.sites.as_slice(), t.require_reset), (&[SiteKey::Reddit][..], true));
+        // The task model, written out, is a WebArena-shaped config that loads back unchanged.
+        let again = check_task(&serde_json::to_value(&t).unwrap()).unwrap();
+        assert_eq!(again, t);
     }
 
     #[test]

@@ -88,7 +88,8 @@ pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Vec<Stri
             let mut taken = vec![false; act.len()];
             let mut missing = 0;
             for (i, e) in exp.iter().enumerate() {
-                let hit = (0..act.len()).find(|&j| !taken[j] && compare(&act[j], e, &format!("{path}[{i}]"), o).is_empty());
+                let hit =
+                    (0..act.len()).find(|&j| !taken[j] && compare(&act[j], e, &format!("{path}[{i}]"), o).is_empty());
                 match hit {
                     Some(j) => taken[j] = true,
                     None => missing += 1,
@@ -119,7 +120,9 @@ pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Vec<Stri
 fn lift(n: &Norm) -> Option<Norm> {
     match n {
         Norm::Raw(Value::Array(items)) => Some(Norm::Seq(items.iter().cloned().map(Norm::Raw).collect())),
-        Norm::Raw(Value::Object(map)) => Some(Norm::Map(map.iter().map(|(k, v)| (k.clone(), Norm::Raw(v.clone()))).collect())),
+        Norm::Raw(Value::Object(map)) => {
+            Some(Norm::Map(map.iter().map(|(k, v)| (k.clone(), Norm::Raw(v.clone()))).collect()))
+        }
         _ => None,
     }
 }

@@ -30,7 +30,7 @@ pub struct Verified {
 #[serde(tag = "evaluator")]
 pub enum EvaluatorCfg {
     AgentResponseEvaluator(AgentResponseCfg),
-    NetworkEventEvaluator(NetworkEventCfg),
+    NetworkEventEvaluator(Box<NetworkEventCfg>),
 }
 
 impl EvaluatorCfg {
@@ -274,11 +274,12 @@ pub fn task_from_value(v: &Value) -> Result<Task, Found> {
         return Err(out);
     }
     let mutates = evaluators.iter().any(|e| match e {
-        EvaluatorCfg::AgentResponseEvaluator(a) => {
-            a.expected.get("task_type").or(a.expected.get("performed_operation")).and_then(Value::as_str).is_some_and(
-                |t| t.eq_ignore_ascii_case("mutate"),
-            )
-        }
+        EvaluatorCfg::AgentResponseEvaluator(a) => a
+            .expected
+            .get("task_type")
+            .or(a.expected.get("performed_operation"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case("mutate")),
         EvaluatorCfg::NetworkEventEvaluator(_) => false,
     });
     Ok(Task {
@@ -318,13 +319,19 @@ fn check_cfg(cfg: &EvaluatorCfg) -> Result<(), (String, String)> {
                 _ => {
                     return Err((
                         "expected.status".into(),
-                        format!("is {}, expected one of {}", e.get("status").unwrap_or(&Value::Null), STATUSES.join(", ")),
+                        format!(
+                            "is {}, expected one of {}",
+                            e.get("status").unwrap_or(&Value::Null),
+                            STATUSES.join(", ")
+                        ),
                     ))
                 }
             }
             match e.get("retrieved_data") {
                 None | Some(Value::Null) | Some(Value::Array(_)) => {}
-                Some(other) => return Err(("expected.retrieved_data".into(), format!("is {other}, expected a list or null"))),
+                Some(other) => {
+                    return Err(("expected.retrieved_data".into(), format!("is {other}, expected a list or null")))
+                }
             }
             match e.get("error_details") {
                 None | Some(Value::Null) | Some(Value::String(_)) => Ok(()),

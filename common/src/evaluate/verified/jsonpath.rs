@@ -96,9 +96,9 @@ fn find<'a>(data: &'a Value, steps: &[Step]) -> Vec<&'a Value> {
                 }
                 (Step::Wild, Value::Array(items)) => next.extend(items.iter()),
                 (Step::Wild, Value::Object(m)) => next.extend(m.values()),
-                (Step::Filter { field, value }, Value::Array(items)) => next.extend(
-                    items.iter().filter(|item| item.get(field).is_some_and(|f| pytext::py_eq(f, value))),
-                ),
+                (Step::Filter { field, value }, Value::Array(items)) => {
+                    next.extend(items.iter().filter(|item| item.get(field).is_some_and(|f| pytext::py_eq(f, value))))
+                }
                 _ => {}
             }
         }

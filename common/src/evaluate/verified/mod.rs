@@ -128,13 +128,17 @@ pub fn evaluate_verified(task: &Task, response_text: &str, har: &Har, bases: &Si
     let mut outcomes = Vec::new();
     for e in &verified.evaluators {
         outcomes.push(match e {
-            EvaluatorCfg::AgentResponseEvaluator(a) => response::evaluate(a, response_text, &sites, task_type == "RETRIEVE"),
+            EvaluatorCfg::AgentResponseEvaluator(a) => {
+                response::evaluate(a, response_text, &sites, task_type == "RETRIEVE")
+            }
             EvaluatorCfg::NetworkEventEvaluator(n) => {
                 network::evaluate(n, har, &network::Cx { sites: &sites, navigate_task: task_type == "NAVIGATE" })
             }
         });
     }
-    let status = if let Some(EvalStatus::Error(e)) = outcomes.iter().map(|o| &o.status).find(|s| matches!(s, EvalStatus::Error(_))) {
+    let status = if let Some(EvalStatus::Error(e)) =
+        outcomes.iter().map(|o| &o.status).find(|s| matches!(s, EvalStatus::Error(_)))
+    {
         EvalStatus::Error(e.clone())
     } else if outcomes.iter().all(|o| o.status == EvalStatus::Success) {
         EvalStatus::Success

@@ -27,7 +27,8 @@ use super::urlnorm::{self, Sites, UrlOpts};
 use super::{EvalStatus, EvaluatorOutcome};
 use crate::har::{Entry, Har};
 
-const STATIC: [&str; 12] = [".css", ".js", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".woff", ".woff2", ".ttf", ".ico", ".webp"];
+const STATIC: [&str; 12] =
+    [".css", ".js", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".woff", ".woff2", ".ttf", ".ico", ".webp"];
 
 fn url_path(url: &str) -> String {
     urlnorm::urlsplit(url).map(|s| s.path).unwrap_or_default()
@@ -97,7 +98,10 @@ fn parse_content(mime: &str, text: &str) -> Option<Map<String, Value>> {
                 if line.to_lowercase().starts_with("content-disposition:") {
                     if let Some(name) = line.split("name=\"").nth(1).and_then(|r| r.split('"').next()) {
                         if !name.is_empty() {
-                            out.insert(name.to_string(), Value::String(body.trim_end_matches(['\r', '\n']).to_string()));
+                            out.insert(
+                                name.to_string(),
+                                Value::String(body.trim_end_matches(['\r', '\n']).to_string()),
+                            );
                         }
                     }
                     break;
@@ -149,13 +153,22 @@ fn url_opts(cfg: &NetworkEventCfg, strict: bool, query_params: Option<Map<String
 }
 
 /// `_normalized_url`: one URL or a list of alternatives.
-fn normalized_url(v: &Value, cfg: &NetworkEventCfg, sites: &Sites, strict: bool, q: Option<Map<String, Value>>) -> Result<Typed, String> {
+fn normalized_url(
+    v: &Value,
+    cfg: &NetworkEventCfg,
+    sites: &Sites,
+    strict: bool,
+    q: Option<Map<String, Value>>,
+) -> Result<Typed, String> {
     let opts = url_opts(cfg, strict, q);
     let raw = match v {
         Value::String(s) => Value::String(pytext::strip(s).to_string()),
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|i| i.as_str().map_or(i.clone(), |s| Value::String(pytext::strip(s).to_string()))).collect())
-        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| i.as_str().map_or(i.clone(), |s| Value::String(pytext::strip(s).to_string())))
+                .collect(),
+        ),
         other => other.clone(),
     };
     Typed::new(Kind::Url, &raw, &Ctx { sites, derender: true, url: &opts })
@@ -241,11 +254,17 @@ fn run(cfg: &NetworkEventCfg, har: &Har, cx: &Cx) -> Result<(Vec<String>, Value)
         return Ok(if actual.is_empty() {
             (Vec::new(), actual_json)
         } else {
-            (vec![format!("found {} matching event(s) when none were expected (should_not_exist)", actual.len())], actual_json)
+            (
+                vec![format!("found {} matching event(s) when none were expected (should_not_exist)", actual.len())],
+                actual_json,
+            )
         });
     }
     if actual.is_empty() {
-        return Ok((vec!["no matching network event found that satisfies all expected criteria".to_string()], actual_json));
+        return Ok((
+            vec!["no matching network event found that satisfies all expected criteria".to_string()],
+            actual_json,
+        ));
     }
     let opts = Opts { ordered: false, ignored_values_keys: &[], ignore_extra_keys: true, sites };
     let mut last_failures = Vec::new();
@@ -386,7 +405,8 @@ fn normalize_event(
             if p.is_empty() {
                 Norm::Raw(Value::Object(p))
             } else {
-                let schema = cfg.post_data_schema.clone().map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
+                let schema =
+                    cfg.post_data_schema.clone().map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
                 let opts = UrlOpts { strict, ..UrlOpts::default() };
                 normalize::normalize(&Value::Object(p), &schema, strict, &Ctx { sites, derender: true, url: &opts })?
             }

@@ -197,7 +197,9 @@ fn array_of(value: &Value, t: &TypeRef, strict: bool, cx: &Ctx) -> R {
             for (i, item) in items.iter().enumerate() {
                 match Typed::new(kind, item, cx) {
                     Ok(t) => out.push(Norm::Typed(t)),
-                    Err(e) if strict => return Err(format!("failed to normalize array element at index {i}: {item}: {e}")),
+                    Err(e) if strict => {
+                        return Err(format!("failed to normalize array element at index {i}: {item}: {e}"))
+                    }
                     Err(_) => out.push(Norm::Raw(item.clone())),
                 }
             }

@@ -18,7 +18,11 @@ pub fn py_float(s: &str) -> Option<f64> {
     let lower = t.to_ascii_lowercase();
     let body = lower.trim_start_matches(['+', '-']);
     if matches!(body, "inf" | "infinity" | "nan") {
-        return lower.parse::<f64>().ok().or(Some(if lower.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }));
+        return lower.parse::<f64>().ok().or(Some(if lower.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }));
     }
     if t.contains("__") || t.starts_with('_') || t.ends_with('_') {
         return None;
@@ -144,8 +148,20 @@ pub fn scaled(f: f64) -> Option<i128> {
     Some(if negative { -v } else { v })
 }
 
-const MONTHS: [&str; 12] =
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
 
 /// The full English name of month `m` (1-12), as `calendar.month_name` gives it.
 pub fn month_name(m: u32) -> Option<&'static str> {
@@ -453,14 +469,13 @@ pub fn parse_duration(text: &str) -> Option<f64> {
                     continue;
                 }
                 let direct = matches!(name, "hours" | "minutes" | "days" | "milliseconds");
-                let f = if direct {
-                    py_float(v)?
-                } else if v.chars().all(|ch| ch.is_ascii_digit()) || v.replacen('.', "", 1).chars().all(|ch| ch.is_ascii_digit()) {
-                    py_float(v)?
-                } else {
+                // Hours, minutes, days and milliseconds go through float() (which may raise);
+                // the other units count only when they are digits with at most one point.
+                let numeric = v.replacen('.', "", 1).chars().all(|ch| ch.is_ascii_digit());
+                if !direct && !numeric {
                     continue;
-                };
-                total += f * mult;
+                }
+                total += py_float(v)? * mult;
             }
         }
         return Some(sign * total);
@@ -484,8 +499,9 @@ fn unit_metres(unit: &str) -> Option<f64> {
     })
 }
 
-static DISTANCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([a-z]+)\s*$").expect("a valid pattern"));
+static DISTANCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([a-z]+)\s*$").expect("a valid pattern")
+});
 
 /// `pint`'s `parse_expression(text).to(meter).magnitude` for `<number> <unit>`; `Err` with pint's complaint.
 pub fn parse_distance(text: &str) -> Result<f64, String> {

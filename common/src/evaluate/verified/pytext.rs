@@ -21,7 +21,32 @@ pub fn is_regexp(s: &str) -> bool {
 pub fn py_regex(pattern: &str, ignore_case: bool) -> Option<Regex> {
     let translated = translate(pattern);
     let p = if ignore_case { format!("(?i){translated}") } else { translated };
-    Regex::new(&p).ok()
+    compile(&p)
+}
+
+/// The most patterns kept compiled per thread; the cache is emptied when it is full.
+const MAX_CACHED: usize = 4096;
+
+thread_local! {
+    /// Compiled patterns by source: tasks compare the same few patterns against every event and item.
+    /// Per thread, so no lock is taken; a pattern that does not compile is cached as `None`.
+    static CACHE: std::cell::RefCell<std::collections::HashMap<String, Option<Regex>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn compile(src: &str) -> Option<Regex> {
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(r) = c.get(src) {
+            return r.clone();
+        }
+        if c.len() >= MAX_CACHED {
+            c.clear();
+        }
+        let r = Regex::new(src).ok();
+        c.insert(src.to_string(), r.clone());
+        r
+    })
 }
 
 /// Python's syntax where it differs: `\Z` is `\z`; `(?P=name)` back-references stay as they are.
@@ -51,9 +76,9 @@ fn anchored(re: &Regex, text: &str, full: bool) -> bool {
         None => ("", src),
     };
     let wrapped = if full { format!("{flags}\\A(?:{body})\\z") } else { format!("{flags}\\A(?:{body})") };
-    match Regex::new(&wrapped) {
-        Ok(r) => matches!(r.is_match(text), Ok(true)),
-        Err(_) => false,
+    match compile(&wrapped) {
+        Some(r) => matches!(r.is_match(text), Ok(true)),
+        None => false,
     }
 }
 
@@ -111,8 +136,8 @@ pub fn normalize_string(s: &str) -> String {
     // Hyphen-like characters after or before an ASCII letter become spaces.
     let mut dehyphen = String::with_capacity(nfkc.len());
     for (i, &c) in nfkc.iter().enumerate() {
-        let beside_letter = (i > 0 && nfkc[i - 1].is_ascii_alphabetic())
-            || nfkc.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic());
+        let beside_letter =
+            (i > 0 && nfkc[i - 1].is_ascii_alphabetic()) || nfkc.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic());
         if HYPHENS.contains(&c) && beside_letter {
             dehyphen.push(' ');
         } else {

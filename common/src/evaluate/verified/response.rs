@@ -100,7 +100,12 @@ fn fields_set(expected: &Map<String, Value>) -> Vec<&'static str> {
     out
 }
 
-fn run(cfg: &AgentResponseCfg, actual_raw: &Value, sites: &Sites, retrieve_task: bool) -> Result<(Vec<String>, Value), String> {
+fn run(
+    cfg: &AgentResponseCfg,
+    actual_raw: &Value,
+    sites: &Sites,
+    retrieve_task: bool,
+) -> Result<(Vec<String>, Value), String> {
     let e = &cfg.expected;
     let task_type = e.get("task_type").or_else(|| e.get("performed_operation")).and_then(Value::as_str).unwrap_or("");
     let status = e.get("status").and_then(Value::as_str).unwrap_or("");
@@ -168,7 +173,9 @@ fn run(cfg: &AgentResponseCfg, actual_raw: &Value, sites: &Sites, retrieve_task:
     match (want.is_none(), got.is_none()) {
         (true, true) => {}
         (true, false) => failures.push(format!("expected no retrieved_data, but got {}", got.to_json())),
-        (false, true) => failures.push(format!("expected retrieved_data to be {}, but got none or empty", want.to_json())),
+        (false, true) => {
+            failures.push(format!("expected retrieved_data to be {}, but got none or empty", want.to_json()))
+        }
         (false, false) => {
             let o = Opts { ordered: cfg.ordered, ignored_values_keys: &[], ignore_extra_keys: false, sites };
             failures.extend(compare::compare(&got, &want, "retrieved_data", &o));

@@ -154,7 +154,9 @@ impl Typed {
         let render = kind == Kind::Url && cx.url.render;
         if kind == Kind::Coords {
             if let Value::Array(items) = raw {
-                if items.len() == 2 && items.iter().all(|v| matches!(v, Value::Number(_) | Value::String(_) | Value::Bool(_))) {
+                if items.len() == 2
+                    && items.iter().all(|v| matches!(v, Value::Number(_) | Value::String(_) | Value::Bool(_)))
+                {
                     return Ok(Typed { kind, alts: vec![pipeline(kind, raw, cx)?], render });
                 }
             }
@@ -251,7 +253,8 @@ fn str_eq(mine: &[Atom], theirs: &[Atom]) -> bool {
     if mine.iter().any(|a| theirs.iter().any(|b| a.text() == b.text())) {
         return true;
     }
-    let strip = |s: &str| s.trim_matches(|c| matches!(c, '\'' | '"' | '`' | '.' | ',' | ';' | ':' | '!' | '?')).to_string();
+    let strip =
+        |s: &str| s.trim_matches(|c| matches!(c, '\'' | '"' | '`' | '.' | ',' | ';' | ':' | '!' | '?')).to_string();
     mine.iter().any(|a| theirs.iter().any(|b| strip(a.text()) == strip(b.text())))
 }
 
@@ -611,9 +614,8 @@ fn markdown(s: &str) -> String {
     static MARKERS: LazyLock<regex::Regex> =
         LazyLock::new(|| regex::Regex::new(r"(?m)^(\s*)[\*\+][ \t]+").expect("valid"));
     static INDENT: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"(?m)^[ \t]+(-)").expect("valid"));
-    static SPLIT_LINK: LazyLock<fancy_regex::Regex> = LazyLock::new(|| {
-        fancy_regex::Regex::new(r"\[([^\]]*?)\n\s*([^\]]*?)\](\([^\)]+\))").expect("valid")
-    });
+    static SPLIT_LINK: LazyLock<fancy_regex::Regex> =
+        LazyLock::new(|| fancy_regex::Regex::new(r"\[([^\]]*?)\n\s*([^\]]*?)\](\([^\)]+\))").expect("valid"));
     static LINK_TEXT: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\[([^\]]+)\]").expect("valid"));
     static LINK_URL: LazyLock<fancy_regex::Regex> =
         LazyLock::new(|| fancy_regex::Regex::new(r"\(\s*([^\)]+?)\s*\)").expect("valid"));
@@ -624,9 +626,8 @@ fn markdown(s: &str) -> String {
     let c = MARKERS.replace_all(&c, "${1}- ");
     let c = INDENT.replace_all(&c, "  ${1}");
     let c = SPLIT_LINK.replace_all(&c, "[${1} ${2}]${3}");
-    let c = LINK_TEXT.replace_all(&c, |m: &regex::Captures| {
-        format!("[{}]", m[1].split_whitespace().collect::<Vec<_>>().join(" "))
-    });
+    let c = LINK_TEXT
+        .replace_all(&c, |m: &regex::Captures| format!("[{}]", m[1].split_whitespace().collect::<Vec<_>>().join(" ")));
     let c = LINK_URL.replace_all(&c, "(${1})");
     pytext::strip(&c).to_string()
 }

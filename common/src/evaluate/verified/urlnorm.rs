@@ -134,7 +134,8 @@ impl UrlValue {
             }
         }
         if !self.is_regex && !other.is_regex {
-            return self.base_url.to_lowercase().trim_end_matches('/') == other.base_url.to_lowercase().trim_end_matches('/');
+            return self.base_url.to_lowercase().trim_end_matches('/')
+                == other.base_url.to_lowercase().trim_end_matches('/');
         }
         false
     }
@@ -255,7 +256,10 @@ fn normalize_query_params(
 ) -> Result<BTreeMap<String, Vec<QItem>>, String> {
     let ignored = |k: &str| {
         opts.ignored.iter().any(|i| i == k)
-            || opts.ignored_patterns.iter().any(|p| pytext::py_regex(p, true).is_some_and(|re| pytext::re_search(&re, k)))
+            || opts
+                .ignored_patterns
+                .iter()
+                .any(|p| pytext::py_regex(p, true).is_some_and(|re| pytext::re_search(&re, k)))
     };
     let mut kept: Vec<(String, Vec<Value>)> = Vec::new();
     for (k, vals) in q {
@@ -269,7 +273,7 @@ fn normalize_query_params(
                 other => other,
             })
             .collect();
-        vals.sort_by(|a, b| pytext::py_str(a).cmp(&pytext::py_str(b)));
+        vals.sort_by_key(pytext::py_str);
         kept.push((k, vals));
     }
     let Some(schema) = &opts.query_schema else {
@@ -378,7 +382,11 @@ fn extract_base64_query(path: &str) -> (String, Vec<String>) {
     }
     let kept: Vec<&String> = segments.iter().filter(|s| !s.is_empty()).collect();
     let cleaned = if kept.is_empty() {
-        if path.starts_with('/') { "/".to_string() } else { String::new() }
+        if path.starts_with('/') {
+            "/".to_string()
+        } else {
+            String::new()
+        }
     } else {
         let mut c = kept.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("/");
         if path.starts_with('/') {
@@ -704,7 +712,12 @@ mod tests {
         let o = UrlOpts { strict: true, render: true, ..UrlOpts::default() };
         let e = normalize("__GITLAB__/dashboard/todos?state=pending", &sites(), &o).unwrap();
         assert_eq!(e.base_url, "__GITLAB__/dashboard/todos");
-        let a = normalize("http://localhost:8023/dashboard/todos/?state=Pending", &sites(), &UrlOpts { render: true, ..o.clone() }).unwrap();
+        let a = normalize(
+            "http://localhost:8023/dashboard/todos/?state=Pending",
+            &sites(),
+            &UrlOpts { render: true, ..o.clone() },
+        )
+        .unwrap();
         assert!(e.matches_base_path(&a, Some(&sites())) && e.query_params_equal(&a));
         let b = normalize("http://localhost:8023/dashboard/todos?state=pending&sort=x", &sites(), &o).unwrap();
         assert!(!e.query_params_equal(&b));
