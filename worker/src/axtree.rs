@@ -352,7 +352,10 @@ fn node_line(node: &AxNode) -> Option<String> {
 /// Whether `clean_accesibility_tree` looks at the line: it holds `statictext` in any case.
 fn mentions_static_text(line: &str) -> bool {
     const NEEDLE: &[u8] = b"statictext";
-    line.as_bytes().windows(NEEDLE.len()).any(|w| w.eq_ignore_ascii_case(NEEDLE))
+    let bytes = line.as_bytes();
+    // One comparison a byte: only at an `s` is the whole word compared.
+    (0..bytes.len().saturating_sub(NEEDLE.len() - 1))
+        .any(|i| bytes[i] | 0x20 == b's' && bytes[i..i + NEEDLE.len()].eq_ignore_ascii_case(NEEDLE))
 }
 
 /// The text WebArena's `clean_accesibility_tree` reads from a line: the first match of
