@@ -35,7 +35,8 @@ const PER_SITE_VERSION: usize = 9;
 
 /// Pages no task starts on that hold what the tasks' pages lack: the posts and comments lists,
 /// whose row actions say `Quick&nbsp;Edit` (a `\xa0` in a name).
-const EXTRA: &[(Site, &str)] = &[(Site::Wordpress, "/wp-admin/edit.php"), (Site::Wordpress, "/wp-admin/edit-comments.php")];
+const EXTRA: &[(Site, &str)] =
+    &[(Site::Wordpress, "/wp-admin/edit.php"), (Site::Wordpress, "/wp-admin/edit-comments.php")];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -111,7 +112,8 @@ fn diff(a: &[String], b: &[String]) -> (usize, usize) {
         let mut k = -d;
         while k <= d {
             let at = |k: isize| (k + offset) as usize;
-            let mut x = if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) { v[at(k + 1)] } else { v[at(k - 1)] + 1 };
+            let mut x =
+                if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) { v[at(k + 1)] } else { v[at(k - 1)] + 1 };
             let mut y = x - k;
             while x < n && y < m && a[x as usize] == b[y as usize] {
                 x += 1;
@@ -227,6 +229,7 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
     // Both sides of every page, for reading a difference: target/observation-parity/.
     let dump = root().join("target/observation-parity");
     std::fs::create_dir_all(&dump).unwrap();
+    println!();
     let mut tally = Tally::default();
     let mut failures = Vec::new();
     let mut coverage: BTreeMap<&str, usize> = BTreeMap::new();
@@ -239,7 +242,8 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
         let text = w["text"].as_str().unwrap();
         let (no_inline, our_ids) = (w["no_inline"].as_str().unwrap(), w["our_ids"].as_str().unwrap());
         let file: String = o.key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-        for (side, t) in [("ours", o.text.as_str()), ("webarena", text), ("no_inline", no_inline), ("our_ids", our_ids)] {
+        for (side, t) in [("ours", o.text.as_str()), ("webarena", text), ("no_inline", no_inline), ("our_ids", our_ids)]
+        {
             std::fs::write(dump.join(format!("{file}.{side}.txt")), t).unwrap();
         }
         let mine = lines(&o.text, true);
@@ -255,7 +259,8 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
         tally.identical_pages += usize::from(d0 == 0);
         tally.ours += mine.len();
         tally.webarena += webarena_lines;
-        tally.webarena_inline += text.lines().filter(|l| normalise(l).trim_start().starts_with("[] InlineTextBox ")).count();
+        tally.webarena_inline +=
+            text.lines().filter(|l| normalise(l).trim_start().starts_with("[] InlineTextBox ")).count();
         tally.same += webarena_lines - only_theirs;
         tally.inline_text_box += d0.saturating_sub(d1);
         tally.id_digits += d1.saturating_sub(other);
@@ -304,7 +309,12 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
     for (kind, n) in &coverage {
         assert!(*n > 0, "no page of kind {kind} was compared");
     }
-    assert!(failures.is_empty(), "{} page(s) differ beyond the counted departures:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} page(s) differ beyond the counted departures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
     assert_eq!(tally.other, 0);
     drop(handles);
 }
@@ -315,7 +325,10 @@ fn observe_py_refuses_bad_input_with_one_line_and_exit_2() {
     for (input, expected) in [
         ("not json", "observe.py: stdin: not JSON"),
         (r#"{"pages": []}"#, "observe.py: stdin: expected an object with a \"groups\" list"),
-        (r#"{"groups": [{"pages": [{"key": 1}]}]}"#, "observe.py: stdin: groups[0].pages[0]: expected {\"key\", \"url\"}"),
+        (
+            r#"{"groups": [{"pages": [{"key": 1}]}]}"#,
+            "observe.py: stdin: groups[0].pages[0]: expected {\"key\", \"url\"}",
+        ),
     ] {
         let mut child = Command::new(&python)
             .arg(root().join("scripts/webarena-oracle/observe.py"))
