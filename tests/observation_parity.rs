@@ -229,6 +229,7 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
     // Both sides of every page, for reading a difference: target/observation-parity/.
     let dump = root().join("target/observation-parity");
     std::fs::create_dir_all(&dump).unwrap();
+    println!();
     let mut tally = Tally::default();
     let mut failures = Vec::new();
     let mut coverage: BTreeMap<&str, usize> = BTreeMap::new();
