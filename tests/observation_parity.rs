@@ -19,6 +19,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate: a failed unwrap is a failed test
 
+#[path = "support/oracle.rs"]
+mod oracle;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -43,23 +46,7 @@ fn root() -> PathBuf {
 }
 
 fn oracle_python() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLSHIFT_ORACLE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/webarena-oracle"));
-    let out = Command::new("bash")
-        .arg(root().join("scripts/webarena-oracle/setup.sh"))
-        .arg(&dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("running scripts/webarena-oracle/setup.sh");
-    match out.status.code() {
-        Some(0) => Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())),
-        Some(3) if std::env::var_os("CI").is_none() => {
-            eprintln!("\n!!!! SKIPPED observation_parity: the package registry cannot be reached, so WebArena's browser_env cannot be installed. Under CI this fails. !!!!\n");
-            None
-        }
-        code => panic!("scripts/webarena-oracle/setup.sh failed (exit {code:?})"),
-    }
+    oracle::venv_python("webarena-oracle", "SKILLSHIFT_ORACLE_DIR", "observation_parity", "WebArena's browser_env")
 }
 
 /// The distinct paths the tasks of a site-version start on or check, `n` of them spread evenly.

@@ -10,6 +10,9 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "support/oracle.rs"]
+mod oracle;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -38,23 +41,7 @@ fn resolve(text: &str) -> String {
 }
 
 fn oracle_python() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLSHIFT_ORACLE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/webarena-oracle"));
-    let out = Command::new("bash")
-        .arg(root().join("scripts/webarena-oracle/setup.sh"))
-        .arg(&dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("running scripts/webarena-oracle/setup.sh");
-    match out.status.code() {
-        Some(0) => Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())),
-        Some(3) if std::env::var_os("CI").is_none() => {
-            eprintln!("\n!!!! SKIPPED score_webarena: the package registry cannot be reached, so WebArena's evaluator cannot be installed. Under CI this fails. !!!!\n");
-            None
-        }
-        code => panic!("scripts/webarena-oracle/setup.sh failed (exit {code:?})"),
-    }
+    oracle::venv_python("webarena-oracle", "SKILLSHIFT_ORACLE_DIR", "score_webarena", "WebArena's evaluator")
 }
 
 fn oracle(python: &Path, input: &Value) -> Value {

@@ -24,6 +24,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a failed unwrap is a failed test
 
+#[path = "support/oracle.rs"]
+mod oracle;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -59,25 +62,13 @@ fn bases() -> SiteBases {
     b
 }
 
-/// Builds (or finds) the oracle venv; `None` when the registry is unreachable outside CI.
 fn oracle_python() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLSHIFT_VERIFIED_ORACLE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/webarena-verified-oracle"));
-    let out = Command::new("bash")
-        .arg(root().join("scripts/webarena-verified-oracle/setup.sh"))
-        .arg(&dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("running scripts/webarena-verified-oracle/setup.sh");
-    match out.status.code() {
-        Some(0) => Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())),
-        Some(3) if std::env::var_os("CI").is_none() => {
-            eprintln!("\n!!!! SKIPPED score_webarena_verified: the package registry cannot be reached, so webarena-verified cannot be installed. Under CI this fails. !!!!\n");
-            None
-        }
-        code => panic!("scripts/webarena-verified-oracle/setup.sh failed (exit {code:?}); see its output above"),
-    }
+    oracle::venv_python(
+        "webarena-verified-oracle",
+        "SKILLSHIFT_VERIFIED_ORACLE_DIR",
+        "score_webarena_verified",
+        "webarena-verified",
+    )
 }
 
 /// The dataset inside the installed package.
