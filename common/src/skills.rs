@@ -107,11 +107,15 @@ pub enum Step {
     /// the skill's (or solution's) answer. With `pattern`, a regular expression, the
     /// answer is its first capture group in the text (the whole match when it has
     /// none), and a text it does not match fails the step: a learned script that
-    /// reads the number out of "1 approved comment".
+    /// reads the number out of "1 approved comment". With `values`, a text read (after `pattern`)
+    /// that is one of its keys is answered as that key's value: what a script learned of how the
+    /// screen words a value, as a real WordPress writes a count of zero as "No comments".
     Read {
         target: Target,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pattern: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<std::collections::BTreeMap<String, String>>,
     },
     /// End with a literal answer.
     Answer {
@@ -266,7 +270,9 @@ impl Step {
             Step::Check { target } => Step::Check { target: tgt(target) },
             Step::Press { target, key } => Step::Press { target: tgt(target), key: sub(key) },
             Step::Hover { target } => Step::Hover { target: tgt(target) },
-            Step::Read { target, pattern } => Step::Read { target: tgt(target), pattern: pattern.clone() },
+            Step::Read { target, pattern, values } => {
+                Step::Read { target: tgt(target), pattern: pattern.clone(), values: values.clone() }
+            }
             Step::Answer { text } => Step::Answer { text: sub(text) },
         }
     }

@@ -157,9 +157,11 @@ pub async fn run(s: &RunSettings, spec: &AttemptSpec, sink: EventSink) -> anyhow
     };
     let mut ctx = match &s.webarena {
         Some(w) => RunContext::new(w.sites(), w.source(), "local"),
-        None => {
-            RunContext::new(crate::workers::open_sites(&choice).await?, crate::workers::task_source(&s.data), "local")
-        }
+        None => RunContext::new(
+            crate::workers::open_sites(&choice).await?,
+            crate::workers::tasks_for(&choice, &s.data)?,
+            "local",
+        ),
     };
     ctx.profile = profile;
     ctx.screenshots = s.screenshots.clone();

@@ -22,7 +22,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use skillshift_common::blob::Blob;
 use skillshift_common::skills::{Skill, SkillLibrary, Step, SKILLS_SCHEMA};
-use skillshift_common::task::{load_task_file, task_file_path, Task};
+use skillshift_common::task::{load_task_file, task_file_path, task_file_path_on, Task};
 use skillshift_common::trajectory::EvaluatorEvidence;
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Uid, Version};
 use skillshift_tasks::TaskCenter;
@@ -255,11 +255,12 @@ struct Done {
 }
 
 /// The tasks and solutions of one site-version: the data directory's files, or the fixture sites'
-/// generated ones when the directory has no task files. On a real instance (`real`), the solutions
-/// of `solutions/real/<site>.<version>.json` when the directory has that file: the same tasks, worked
-/// through the real application's screens (docs/real-sites.md).
+/// generated ones when the directory has no task files. On a real instance (`real`), the tasks of
+/// `tasks/real/` and the solutions of `solutions/real/` (`<site>.<version>.json`) where the directory
+/// has them: the tasks with the evaluators that hold on the real pages, worked through the real
+/// application's screens (docs/real-sites.md).
 pub fn load(data: &Path, site: Site, version: Version, real: bool) -> anyhow::Result<Vec<Audited>> {
-    let path = task_file_path(data, site, version);
+    let path = task_file_path_on(data, site, version, real);
     if !task_file_path(data, Site::Gitlab, Version::V1).exists() {
         return Ok(skillshift_sites::tasks(site, version)
             .into_iter()

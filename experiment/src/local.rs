@@ -94,6 +94,7 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
     if let Some(r) = &real {
         // The frozen contract names what the attempts ran on: the real instances' digests.
         planned.image_digests.extend(r.digests());
+        r.task_digests(&s.sweep.data, &mut planned.task_file_digests)?;
     }
     let baseline = s.sweep.reuse_baseline.as_deref().map(|p| crate::reuse::for_spec(p, &planned)).transpose()?;
     let spec = match &baseline {

@@ -62,6 +62,26 @@ impl RealSites {
         out
     }
 
+    /// Puts in the frozen contract's task-file digests (`task_files`) what the named site-versions
+    /// run: the tasks adapted to the real application (`tasks/real/<site>.<version>.json`, keyed
+    /// `real/<site>.<version>.json`) in place of the fixture's file, where `data` has them.
+    pub fn task_digests(
+        &self,
+        data: &Path,
+        digests: &mut std::collections::BTreeMap<String, String>,
+    ) -> anyhow::Result<()> {
+        for (site, version) in self.remote.hosts() {
+            let path = skillshift_common::task::task_file_path_on(data, site, version, true);
+            if path != skillshift_common::task::task_file_path(data, site, version) {
+                let file = format!("{site}.{version}.json");
+                if digests.remove(&file).is_some() {
+                    digests.insert(format!("real/{file}"), crate::spec::sha256_file(&path)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every named site-version answers its env-ctrl health route (or its front page), so a run
     /// does not start against an instance that is down.
     pub async fn check(&self) -> anyhow::Result<()> {

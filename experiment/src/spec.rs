@@ -89,7 +89,7 @@ pub fn check_families_in_sites(s: &SweepSettings) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn sha256_file(path: &Path) -> anyhow::Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> anyhow::Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let v: serde_json::Value =
         serde_json::from_slice(&bytes).with_context(|| format!("{}: not JSON", path.display()))?;

@@ -75,6 +75,21 @@ pub fn task_source(data: &Path) -> TaskSource {
     }
 }
 
+/// The tasks a worker with these sites runs: [`task_source`], where the site-versions that real
+/// instances serve (a `--sites` file's, `--real-sites`) read the tasks adapted to the real application
+/// when the data directory has them (`tasks/real/`, docs/real-sites.md).
+pub fn tasks_for(choice: &SiteChoice, data: &Path) -> anyhow::Result<TaskSource> {
+    let real = match choice {
+        SiteChoice::Embedded(_) => return Ok(task_source(data)),
+        SiteChoice::File(path) => Remote::load(path)?.hosts(),
+        SiteChoice::Mixed(_, real) => real.remote.hosts(),
+    };
+    Ok(match task_source(data) {
+        TaskSource::Dir(dir) => TaskSource::DirReal(dir, real),
+        generated => generated,
+    })
+}
+
 /// A built worker's executor, and its browsers when it has any (to shut down at the end).
 pub struct BuiltWorker {
     pub executor: Arc<dyn Executor>,
@@ -105,7 +120,7 @@ pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
         }
         Runs::Browser(choice) => {
             let sites = open_sites(choice).await?;
-            let mut ctx = RunContext::new(sites, task_source(&plan.data), plan.name.clone());
+            let mut ctx = RunContext::new(sites, tasks_for(choice, &plan.data)?, plan.name.clone());
             ctx.screenshot_policy = plan.screenshots;
             let browser = BrowserConfig { reuse: plan.browser_reuse, ..BrowserConfig::default() };
             let ex = Arc::new(BrowserExecutor::new(ctx, browser, plan.slots as usize));

@@ -5,7 +5,8 @@ The same tasks as the fixture's (data/tasks/wordpress.v{1,2}.json), worked throu
 application's screens: v1 is the classic-editor instance, v2 the block editor as shipped. Each
 template's steps are written once here, from the accessibility tree Chromium shows on the real pages,
 and instantiated with the task's instantiation_dict. Writes data/solutions/real/wordpress.v{1,2}.json,
-and data/skills/real-wordpress.json: the same steps of v1 (the source version) with `{{param}}` in
+data/tasks/real/wordpress.v{1,2}.json (the fixture's tasks, but for the evaluators that cannot hold on
+6.1's pages: real_task), and data/skills/real-wordpress.json: the same steps of v1 (the source version) with `{{param}}` in
 place of the values, one skill per template, what a skill learner on the real source instance would
 keep (the `skills` agent's library for `local --real-sites`).
 
@@ -36,11 +37,19 @@ def hover(role, name="", **kw):
     return {"action": "hover", "target": t(role, name, **kw)}
 
 
-def read(role, name="", pattern=None, **kw):
+def read(role, name="", pattern=None, values=None, **kw):
     step = {"action": "read", "target": t(role, name, **kw)}
     if pattern:
         step["pattern"] = pattern
+    if values:
+        step["values"] = values
     return step
+
+
+# A count of zero is words on the real screens: "No comments" in the posts list's cell (after a dash),
+# "No comments found." in the comments list, where the fixture shows 0. The task's answer stays "0",
+# what WebArena would state; the script knows how the screen words it.
+ZERO = {"No comments": "0"}
 
 
 def goto(url):
@@ -92,7 +101,7 @@ def solution(version, template, d):
         return search_posts(d["post"]) + [read("cell", column="Author", row=d["post"])]
     if template == 1:
         return search_posts(d["post"]) + [
-            read("cell", column="Comments", row=d["post"], pattern=r"^(\d+)")
+            read("cell", column="Comments", row=d["post"], pattern=r"(\d+|No comments)", values=ZERO)
         ]
     if template == 2:
         return search_users(d["user"]) + [read("cell", column="Email", row=d["user"])]
@@ -101,9 +110,16 @@ def solution(version, template, d):
     if template == 4:
         return search_categories(d["category"]) + [read("cell", column="Count", row=d["category"])]
     if template == 5:
-        # The count above the list is plain text ("2 items"), known by its shape.
+        # The count above the list is plain text ("2 items"), known by its shape; with none, the list
+        # says "No comments found." and there is no count.
         return search_comments(d["author"]) + [
-            read("StaticText", name_pattern=r"^\d+ items?$", nth=0, pattern=r"^(\d+)")
+            read(
+                "StaticText",
+                name_pattern=r"^(\d+ items?|No comments found\.)$",
+                nth=0,
+                pattern=r"^(\d+|No comments)",
+                values=ZERO,
+            )
         ]
     if template == 6:
         steps = [click("link", "Posts"), click("link", "Add New", nth=0)]
@@ -176,15 +192,50 @@ def solution(version, template, d):
             click("link", f"View \u201c{d['category']}\u201d archive"),
         ]
     if template == 16:
-        if v2 and d["screen"] != "Themes":
-            # 6.1's block theme has no Menus, Widgets or Customize screen; Appearance > Editor is the site editor.
-            return [click("link", "Appearance"), click("link", "Editor beta")]
+        # 6.1's block theme has no Menus, Widgets or Customize screen: their 6.1 places (REAL_SCREENS).
+        if v2 and d["screen"] == "Menus":
+            # The Navigation Menus list, linked only from the Navigation block's "Manage menus" in the
+            # site editor's canvas (an iframe): opened by its address.
+            return [click("link", "Appearance"), click("link", "Editor beta"), goto(REAL_SCREENS["Menus"][0])]
+        if v2 and d["screen"] == "Widgets":
+            return [
+                click("link", "Appearance"),
+                click("link", "Editor beta"),
+                click("button", "Toggle navigation"),
+                click("link", "Template Parts"),
+            ]
+        if v2 and d["screen"] == "Customize":
+            return [click("link", "Appearance"), click("link", "Editor beta"), click("button", "Styles")]
         return [click("link", "Appearance"), click("link", d["screen"])]
     if template == 17:
         return search_users(d["user"]) + [click("link", d["user"])]
     if template == 18:
         return search_posts(d["post"]) + [row_hover("Title", d["post"]), click("link", f"View \u201c{d['post']}\u201d")]
     raise SystemExit(f"no real solution for template {template}")
+
+
+# Where the real WordPress 6.1's block theme keeps what the fixture's v2 (6.3-6.5) shows at
+# `site-editor.php?path=...`: the Navigation Menus list (6.1's "Manage menus", the menus of the
+# Navigation block), the site editor's Template Parts (what 6.3 folded into "Patterns"), and the site
+# editor itself, whose Styles panel has no address of its own in 6.1 (docs/real-sites.md).
+REAL_SCREENS = {
+    "Menus": ("__WORDPRESS__/wp-admin/edit.php?post_type=wp_navigation", "site-editor.php?path=/navigation"),
+    "Widgets": ("__WORDPRESS__/wp-admin/site-editor.php?postType=wp_template_part", "site-editor.php?path=/patterns"),
+    "Customize": ("__WORDPRESS__/wp-admin/site-editor.php", "site-editor.php?path=/wp_global_styles"),
+}
+
+
+def real_task(version, task):
+    """The task as it runs on the real WordPress: the fixture's, but for the evaluators that cannot
+    hold on 6.1's pages; each change is a row of the fidelity table (docs/real-sites.md)."""
+    out = json.loads(json.dumps(task))
+    template, ev = task["intent_template_id"], out["eval"]
+    if template == 16 and version == "v2" and task["instantiation_dict"]["screen"] in REAL_SCREENS:
+        url, fixture = REAL_SCREENS[task["instantiation_dict"]["screen"]]
+        if not ev["reference_url"].endswith(fixture):
+            raise SystemExit(f"task {task['task_id']}: the fixture's v2 reference_url is no longer {fixture}")
+        ev["reference_url"] = url
+    return out
 
 
 SKILL_NAMES = [
@@ -220,15 +271,27 @@ def main():
     for version in ("v1", "v2"):
         tasks = json.loads((ROOT / f"data/tasks/wordpress.{version}.json").read_text())
         out = [solution(version, task["intent_template_id"], task["instantiation_dict"]) for task in tasks]
-        outputs.append((ROOT / f"data/solutions/real/wordpress.{version}.json", out))
+        outputs.append((ROOT / f"data/solutions/real/wordpress.{version}.json", out, 1))
+        real = [real_task(version, t) for t in tasks]
+        # Only a version whose tasks differ has a file of its own; the others run the fixture's.
+        outputs.append((ROOT / f"data/tasks/real/wordpress.{version}.json", real if real != tasks else None, 2))
         if version == "v1":
-            outputs.append((ROOT / "data/skills/real-wordpress.json", library(tasks)))
-    for path, out in outputs:
-        text = json.dumps(out, indent=1, ensure_ascii=False) + "\n"
+            outputs.append((ROOT / "data/skills/real-wordpress.json", library(tasks), 1))
+    for path, out, indent in outputs:
+        if out is None:
+            if path.exists():
+                if check:
+                    stale.append(f"{path} (not needed)")
+                else:
+                    path.unlink()
+                    print(f"removed {path}", file=sys.stderr)
+            continue
+        text = json.dumps(out, indent=indent, ensure_ascii=False) + "\n"
         if check:
             if not path.exists() or path.read_text() != text:
                 stale.append(str(path))
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             print(f"wrote {path}", file=sys.stderr)
     if stale:

@@ -256,8 +256,16 @@ pub fn describe(step: &Step) -> String {
         Step::Check { target: t } => format!("check {}", target(t)),
         Step::Press { target: t, key } => format!("press {key} in {}", target(t)),
         Step::Hover { target: t } => format!("hover {}", target(t)),
-        Step::Read { target: t, pattern: None } => format!("read {}", target(t)),
-        Step::Read { target: t, pattern: Some(p) } => format!("read {} matching /{p}/", target(t)),
+        Step::Read { target: t, pattern, values } => {
+            let mut s = format!("read {}", target(t));
+            if let Some(p) = pattern {
+                s.push_str(&format!(" matching /{p}/"));
+            }
+            for (text, value) in values.iter().flatten() {
+                s.push_str(&format!(", \"{text}\" as \"{value}\""));
+            }
+            s
+        }
         Step::Answer { text } => format!("answer \"{text}\""),
     }
 }

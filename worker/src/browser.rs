@@ -1336,14 +1336,33 @@ impl Session {
              addEventListener('beforeunload', () => {{ window.__skillshiftLeaving = true; }}, {{once: true}}); true"
         ))
         .await?;
-        Ok(InputMark { token, events, main_frame: page.map(|p| p.target).unwrap_or_default() })
+        let requests = self.trace_mark();
+        Ok(InputMark { token, events, main_frame: page.map(|p| p.target).unwrap_or_default(), requests })
     }
 
-    /// Waits until the page is done with the input marked by `mark`, at most `limit`: at once when
-    /// no navigation began (checked after one turn of the page's task loop, which orders it after
-    /// the input's own effects), else when the new document has loaded, or when the navigation
-    /// ended without one (a 204, a download, a cancel). No fixed sleep: the wait ends on what the
-    /// page says, re-checked at most every 100 ms while a navigation is under way.
+    /// A mark in the attempt's network trace ([`crate::network::Recorder::mark`]); `None` when no
+    /// trace is recorded (chromedriver's relay, or the trace turned off).
+    fn trace_mark(&self) -> Option<usize> {
+        let conn = self.devtools.as_ref()?;
+        conn.with_trace(|t| t.is_recording().then(|| t.mark())).flatten()
+    }
+
+    /// The page's own requests (`fetch`, `XMLHttpRequest`) sent since `mark` that are still under way.
+    fn fetches_in_flight(&self, mark: Option<usize>) -> usize {
+        match (mark, &self.devtools) {
+            (Some(since), Some(conn)) => conn.with_trace(|t| t.fetches_in_flight(since)).unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Waits until the page is done with the input marked by `mark`, at most `limit`: when no
+    /// navigation began (checked after one turn of the page's task loop, which orders it after the
+    /// input's own effects), once the page's own requests (`fetch`, `XMLHttpRequest`) sent since the
+    /// mark have ended, at once when there are none (a save through the REST API is part of the
+    /// click that sent it; only with a network trace, which records them); else when the new
+    /// document has loaded, or when the navigation ended without one (a 204, a download, a cancel),
+    /// whatever the new page then fetches. No fixed sleep: the wait ends on what the page says,
+    /// re-checked at most every 100 ms while a navigation or a request is under way.
     pub async fn settle(&self, mark: InputMark, limit: Duration) -> Result<(), BrowserError> {
         self.settle_within(mark, limit).await.map(|_| ())
     }
@@ -1369,7 +1388,12 @@ impl Session {
                     let same = v.get(0).and_then(Value::as_bool).unwrap_or(false);
                     let ready = v.get(1).and_then(Value::as_str) == Some("complete");
                     let leaving = v.get(2).and_then(Value::as_bool).unwrap_or(false);
-                    if ready && (!same || (!leaving && !nav.pending()) || (leaving && nav.ended())) {
+                    // An input that left the page is done when the new page has loaded (or the
+                    // navigation ended without one); one that stayed, when the page's own requests
+                    // sent since it began (a save through the REST API, an autosave) have ended.
+                    let navigated = !same || (leaving && nav.ended());
+                    let stayed = same && !leaving && !nav.pending() && self.fetches_in_flight(mark.requests) == 0;
+                    if ready && (navigated || stayed) {
                         return Ok(true);
                     }
                 }
@@ -1503,6 +1527,8 @@ pub struct InputMark {
     token: u64,
     events: Option<Events>,
     main_frame: String,
+    /// The network trace's mark when the input began, if a trace is recorded.
+    requests: Option<usize>,
 }
 
 /// The main frame's navigation as its events tell it.

@@ -355,6 +355,25 @@ impl Recorder {
         self.sizes[index] = size;
     }
 
+    /// A mark in the trace: the requests sent after it are the ones [`Recorder::fetches_in_flight`]
+    /// counts.
+    pub fn mark(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The page's own requests (`fetch` and `XMLHttpRequest`) sent since `since` ([`Recorder::mark`])
+    /// that have not ended yet: a save the block editor sends when "Update" is clicked, the classic
+    /// editor's autosave. Documents, frames and assets are not counted.
+    pub fn fetches_in_flight(&self, since: usize) -> usize {
+        self.flights
+            .values()
+            .filter(|f| {
+                f.index >= since
+                    && self.entries[f.index].resource_type.as_deref().is_some_and(|t| t == "XHR" || t == "Fetch")
+            })
+            .count()
+    }
+
     /// The post data and bodies still to be read, and forgets them (each is asked for once).
     pub fn wanted(&mut self) -> Vec<Wanted> {
         std::mem::take(&mut self.wanted)
@@ -648,6 +667,25 @@ mod tests {
         r.event("S", "Network.requestWillBeSent", &sent("1", "http://a/x", "GET", json!({})));
         r.event("S", "Network.loadingFinished", &json!({"requestId": "1", "timestamp": 11.0}));
         assert!(r.wanted().is_empty(), "bodies are read only when the attempt asks");
+    }
+
+    #[test]
+    fn fetches_in_flight_counts_the_page_s_own_requests_sent_since_a_mark_until_they_end() {
+        let mut r = Recorder::start(false);
+        r.add_session("s");
+        let before = sent("1", "http://h/wp-json/wp/v2/posts/7", "POST", json!({"type": "Fetch"}));
+        r.event("s", "Network.requestWillBeSent", &before);
+        let mark = r.mark();
+        assert_eq!(r.fetches_in_flight(0), 1);
+        assert_eq!(r.fetches_in_flight(mark), 0, "a request sent before the mark is not counted");
+        for (id, kind) in [("2", "XHR"), ("3", "Document"), ("4", "Image"), ("5", "Fetch")] {
+            r.event("s", "Network.requestWillBeSent", &sent(id, "http://h/x", "GET", json!({"type": kind})));
+        }
+        assert_eq!(r.fetches_in_flight(mark), 2);
+        r.event("s", "Network.loadingFinished", &json!({"requestId": "2", "timestamp": 2.0}));
+        r.event("s", "Network.loadingFailed", &json!({"requestId": "5", "errorText": "net::ERR_ABORTED"}));
+        assert_eq!(r.fetches_in_flight(mark), 0);
+        assert_eq!(r.fetches_in_flight(0), 1);
     }
 
     #[test]

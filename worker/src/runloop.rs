@@ -48,6 +48,9 @@ pub const EARLY_STOP_UNPARSED: u32 = 3;
 pub enum TaskSource {
     /// `data/tasks/<site>.<version>.json` under this directory.
     Dir(PathBuf),
+    /// As `Dir`, but the site-versions listed run on real instances and read the tasks adapted to
+    /// them where the directory has those ([`skillshift_common::task::task_file_path_on`]).
+    DirReal(PathBuf, Vec<(Site, Version)>),
     /// Tasks in memory, by site-version, from whoever assembles the worker (the
     /// embedded fixture sites' generated tasks, for one).
     Given(TaskFn),
@@ -60,6 +63,7 @@ impl std::fmt::Debug for TaskSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TaskSource::Dir(dir) => f.debug_tuple("Dir").field(dir).finish(),
+            TaskSource::DirReal(dir, real) => f.debug_tuple("DirReal").field(dir).field(real).finish(),
             TaskSource::Given(_) => f.write_str("Given(..)"),
         }
     }
@@ -121,6 +125,11 @@ impl RunContext {
                 let loaded = match &self.tasks {
                     TaskSource::Dir(dir) => {
                         let path = skillshift_common::task::task_file_path(dir, site, version);
+                        skillshift_common::task::load_task_file(&path, site).map_err(|e| e.to_string())?
+                    }
+                    TaskSource::DirReal(dir, real) => {
+                        let on_real = real.contains(&(site, version));
+                        let path = skillshift_common::task::task_file_path_on(dir, site, version, on_real);
                         skillshift_common::task::load_task_file(&path, site).map_err(|e| e.to_string())?
                     }
                     TaskSource::Given(tasks) => tasks(site, version),

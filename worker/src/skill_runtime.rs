@@ -314,14 +314,15 @@ pub async fn run_step(session: &Session, step: &Step, ph: &Placeholders) -> Resu
             let b = resolve(session, target).await?;
             actions::hover(session, b).await.map(|_| None)
         }
-        Step::Read { target, pattern } => {
+        Step::Read { target, pattern, values } => {
             let b = resolve(session, target).await?;
             let v = actions::call_on(session, b, READ_TEXT, vec![]).await?;
             let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            match pattern {
-                None => Ok(Some(text)),
-                Some(p) => read_pattern(p, &text).map(Some).map_err(ActError::Failed),
-            }
+            let read = match pattern {
+                None => text,
+                Some(p) => read_pattern(p, &text).map_err(ActError::Failed)?,
+            };
+            Ok(Some(read_value(values.as_ref(), read)))
         }
         Step::Answer { text } => Ok(Some(text.clone())),
     }
@@ -336,6 +337,11 @@ pub fn read_pattern(pattern: &str, text: &str) -> Result<String, String> {
         format!("the text read, '{}', does not match /{pattern}/", skillshift_common::text::short(text))
     })?;
     Ok(caps.get(1).or_else(|| caps.get(0)).map(|m| m.as_str().to_string()).unwrap_or_default())
+}
+
+/// What a `read` step answers for the text it read: the value `values` gives that text, else the text.
+pub fn read_value(values: Option<&std::collections::BTreeMap<String, String>>, read: String) -> String {
+    values.and_then(|m| m.get(&read)).cloned().unwrap_or(read)
 }
 
 /// Runs steps in order, stopping at the first that cannot be realized. Only a
@@ -520,6 +526,21 @@ mod tests {
         let miss = read_pattern(r"^(\d+)", "No comments").unwrap_err();
         assert!(miss.contains("'No comments'") && miss.contains("does not match"), "{miss}");
         assert!(read_pattern("(", "x").unwrap_err().contains("not a regular expression"));
+    }
+
+    #[test]
+    fn a_read_answers_the_value_its_values_give_the_text() {
+        let zero: std::collections::BTreeMap<String, String> = [("No comments".to_string(), "0".to_string())].into();
+        let read = read_pattern(r"(\d+|No comments)", "—\nNo comments").unwrap();
+        assert_eq!(read_value(Some(&zero), read), "0");
+        let read = read_pattern(r"(\d+|No comments)", "3\n3 approved comments").unwrap();
+        assert_eq!(read_value(Some(&zero), read), "3");
+        assert_eq!(read_value(None, "No comments".into()), "No comments");
+        let step: Step = serde_json::from_str(
+            r#"{"action": "read", "target": {"role": "cell", "name": ""}, "values": {"No comments": "0"}}"#,
+        )
+        .unwrap();
+        assert!(matches!(step, Step::Read { values: Some(v), .. } if v == zero));
     }
 
     #[test]

@@ -169,6 +169,19 @@ pub fn task_file_path(data_dir: &Path, site: Site, version: Version) -> std::pat
     data_dir.join("tasks").join(format!("{site}.{version}.json"))
 }
 
+/// The task file a site-version runs from: on a real instance (`real`), the tasks adapted to the
+/// real application, `tasks/real/<site>.<version>.json`, when `data_dir` has that file (the fixture's
+/// tasks with the evaluators that hold on the real pages, `docs/real-sites.md`); else
+/// [`task_file_path`].
+pub fn task_file_path_on(data_dir: &Path, site: Site, version: Version, real: bool) -> std::path::PathBuf {
+    let adapted = data_dir.join("tasks").join("real").join(format!("{site}.{version}.json"));
+    if real && adapted.exists() {
+        adapted
+    } else {
+        task_file_path(data_dir, site, version)
+    }
+}
+
 /// Loads a grid task file and checks the grid's structural rules: dense ids
 /// equal to the index, and the task's `sites` naming `site` alone.
 pub fn load_task_file(path: &Path, site: Site) -> Result<Vec<Task>, TaskFileError> {

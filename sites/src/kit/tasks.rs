@@ -53,7 +53,7 @@ pub fn select(name: &str, option: &str) -> Step {
 }
 /// Read an element's text (the answer, unless an `answer` step follows).
 pub fn read(role: &str, name: &str) -> Step {
-    Step::Read { target: tgt(role, name), pattern: None }
+    Step::Read { target: tgt(role, name), pattern: None, values: None }
 }
 
 /// The evaluator of a task.
