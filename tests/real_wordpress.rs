@@ -21,32 +21,12 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+#[path = "support/real_sites.rs"]
+mod real_sites;
+use real_sites::{curl, first_per_template, reset, root, sites_file, start_real_sites};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_skillshift"))
-}
-
-/// Starts (or finds running) both instances; the sites file's path.
-fn start_real_sites() -> PathBuf {
-    let out = Command::new("bash").arg(root().join("scripts/real-sites.sh")).arg("wordpress").output().unwrap();
-    assert!(out.status.success(), "real-sites.sh failed: {}", String::from_utf8_lossy(&out.stderr));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let path = PathBuf::from(stdout.lines().last().unwrap().trim());
-    assert!(path.is_file(), "real-sites.sh printed {path:?}, not a file");
-    path
-}
-
-fn sites_file(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn curl(args: &[&str]) -> String {
-    let out = Command::new("curl").args(["-s", "--max-time", "30"]).args(args).output().unwrap();
-    assert!(out.status.success(), "curl {args:?} failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Post 18's title as WordPress's REST API renders it.
@@ -55,24 +35,8 @@ fn post_title(url: &str) -> String {
     v["title"]["rendered"].as_str().unwrap().to_string()
 }
 
-fn reset(env_ctrl: &str) {
-    let v: Value = serde_json::from_str(&curl(&["-X", "POST", &format!("{env_ctrl}/reset")])).unwrap();
-    assert_eq!(v["success"], true, "reset: {v}");
-}
-
 fn read_jsonl(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-/// The first task of every WordPress template: (task id, template id).
-fn first_per_template() -> Vec<(u64, u64)> {
-    let tasks: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(root().join("data/tasks/wordpress.v1.json")).unwrap()).unwrap();
-    let mut first = BTreeMap::new();
-    for t in &tasks {
-        first.entry(t["intent_template_id"].as_u64().unwrap()).or_insert(t["task_id"].as_u64().unwrap());
-    }
-    first.into_iter().map(|(template, id)| (id, template)).collect()
 }
 
 /// `tasks audit --real-sites FILE --families FAMILIES --json`, its report.
