@@ -144,7 +144,11 @@ fn real_attempts_are_scored_as_libwebarena_scores_them() {
     let _ = oracle.wait();
     let passes = compared.iter().filter(|s| **s).count();
     let fails = compared.len() - passes;
-    eprintln!("{} real attempts compared: {passes} passes, {fails} failures, {} disagreements", compared.len(), disagree.len());
+    eprintln!(
+        "{} real attempts compared: {passes} passes, {fails} failures, {} disagreements",
+        compared.len(),
+        disagree.len()
+    );
     assert!(compared.len() >= 30, "at least 30 real attempts are compared, not {}", compared.len());
     assert!(passes >= 10 && fails >= 10, "passing and failing attempts both ({passes} and {fails})");
     assert!(disagree.is_empty(), "the harness and libwebarena disagree on real pages: {disagree:#?}");

@@ -47,6 +47,28 @@ fn validate_names_file_task_and_field_on_a_broken_copy() {
 }
 
 #[test]
+fn validate_refuses_a_real_task_file_that_changes_more_than_an_evaluator() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&data(), dir.path());
+    let validate = |dir: &std::path::Path| {
+        bin().args(["tasks", "--data"]).arg(dir).args(["validate", "--sites", "wordpress"]).output().unwrap()
+    };
+    let out = validate(dir.path());
+    assert!(out.status.success(), "the shipped tasks/real/ holds: {}", String::from_utf8_lossy(&out.stderr));
+    let file = dir.path().join("tasks/real/wordpress.v2.json");
+    let mut tasks: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    tasks[16]["intent"] = serde_json::json!("Open Appearance > Navigation");
+    std::fs::write(&file, serde_json::to_string_pretty(&tasks).unwrap()).unwrap();
+    let out = validate(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("tasks/real/wordpress.v2.json: task 16") && stderr.contains("more than its eval"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn show_prints_intent_both_start_urls_and_solutions() {
     let out = bin().args(["tasks", "--data"]).arg(data()).args(["show", "skillshift.gitlab.v2.7"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -196,8 +196,34 @@ fn check_alignment(c: &mut Checker, path: &Path, v1: &[Task], v2: &[Task]) {
     }
 }
 
+/// A site-version's tasks adapted to a real application (`tasks/real/`, formats.md#real-task-files), when
+/// the directory has them: valid tasks, the grid file's tasks one for one but for their `eval`, and real
+/// reference solutions for each (`solutions/real/`).
+fn check_real(c: &mut Checker, data: &Path, site: Site, version: Version, grid: &[Task]) {
+    let path = data.join("tasks").join("real").join(format!("{site}.{version}.json"));
+    if !path.exists() {
+        return;
+    }
+    let Some(real) = load_tasks(c, &path, site) else { return };
+    for (i, (r, g)) in real.iter().zip(grid).enumerate() {
+        if (Task { eval: g.eval.clone(), ..r.clone() }) != *g {
+            c.add(&path, Some(i), "", "differs from the grid file's task in more than its eval");
+        }
+    }
+    let solutions = data.join("solutions").join("real").join(format!("{site}.{version}.json"));
+    if solutions.exists() {
+        check_solutions_at(c, &solutions, site, real.len());
+    } else {
+        c.add(&path, None, "", format!("has no reference solutions beside it ({})", solutions.display()));
+    }
+}
+
 fn check_solutions(c: &mut Checker, data: &Path, site: Site, version: Version, n: usize) {
-    let path = data.join("solutions").join(format!("{site}.{version}.json"));
+    check_solutions_at(c, &data.join("solutions").join(format!("{site}.{version}.json")), site, n);
+}
+
+fn check_solutions_at(c: &mut Checker, path: &Path, site: Site, n: usize) {
+    let path = path.to_path_buf();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => return c.add(&path, None, "", format!("cannot read: {e}")),
@@ -368,6 +394,7 @@ pub fn validate(data: &Path, sites: &[Site]) -> Result<Summary, Vec<Problem>> {
             if let Some(t) = tasks {
                 summary.files.push((site, version, t.len()));
                 check_solutions(&mut c, data, site, version, t.len());
+                check_real(&mut c, data, site, version, t);
             }
         }
         if let (Some(a), Some(b)) = (&v1, &v2) {
