@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use skillshift_common::blob::Blob;
-use skillshift_common::evaluate::Mode;
+use skillshift_common::evaluate::{verified, Mode};
 use skillshift_common::trajectory::{ScreenshotPolicy, Trajectory};
 use skillshift_common::{AttemptSpec, Condition, Uid};
 use skillshift_worker::browser::{BrowserConfig, Driver};
@@ -79,7 +79,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         bail!("--max-steps must be at least 1");
     }
     check_agent(&s.agent, s.model.clone())?;
-    if s.webarena.is_some() {
+    if let Some(w) = &s.webarena {
         return Ok(AttemptSpec {
             sweep: "local-run".into(),
             treatment: "CONTROL".into(),
@@ -99,18 +99,21 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
             temperature: s.temperature,
             prompt_version: None,
             evaluator: s.mode,
-            network_bodies: false,
+            // Response bodies are recorded only for a task whose evaluators read them.
+            network_bodies: verified::scoring(&w.task, s.mode).is_some_and(verified::Verified::reads_response_content),
         });
     }
     let task_file = skillshift_common::task::task_file_path(&s.data, uid.site, uid.version);
-    let n_tasks = if task_file.exists() {
-        skillshift_common::task::load_task_file(&task_file, uid.site)?.len()
+    let tasks: Vec<skillshift_common::task::Task> = if task_file.exists() {
+        skillshift_common::task::load_task_file(&task_file, uid.site)?
     } else {
-        skillshift_sites::tasks(uid.site, uid.version).len()
+        skillshift_sites::tasks(uid.site, uid.version).into_iter().map(|g| g.task).collect()
     };
-    if uid.task_id as usize >= n_tasks {
-        bail!("uid {uid}: {}.{} has {n_tasks} tasks (ids 0..{})", uid.site, uid.version, n_tasks.saturating_sub(1));
-    }
+    let Some(task) = tasks.get(uid.task_id as usize) else {
+        let n = tasks.len();
+        bail!("uid {uid}: {}.{} has {n} tasks (ids 0..{})", uid.site, uid.version, n.saturating_sub(1));
+    };
+    let network_bodies = verified::scoring(task, s.mode).is_some_and(verified::Verified::reads_response_content);
     let skills = match &s.skills {
         // The example library, limited to the uid's site when it comes from the fixture sites.
         Skills::Example if !s.data.join("skills").join("example.json").exists() => {
@@ -141,7 +144,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         temperature: s.temperature,
         prompt_version: None,
         evaluator: s.mode,
-        network_bodies: false,
+        network_bodies,
     })
 }
 
