@@ -213,6 +213,33 @@ mod tests {
     }
 
     #[test]
+    fn expected_post_data_left_empty_by_its_ignored_fields_is_an_error_as_the_package_raises() {
+        let t = task(json!({"url": "__GITLAB__/-/profile", "http_method": "POST", "post_data": {"bio": "x"}}));
+        let mut t_ignored = t.clone();
+        if let Some(EvaluatorCfg::NetworkEventEvaluator(n)) =
+            t_ignored.eval.verified.as_mut().unwrap().evaluators.get_mut(1)
+        {
+            n.ignored_post_data_params_patterns = Some(vec!["bio".into()]);
+        }
+        let mut bases = SiteBases::default();
+        bases.insert(crate::task::SiteKey::Gitlab, "http://h:1");
+        let har: Har = serde_json::from_value(json!({"log": {"entries": [{
+            "request": {"method": "POST", "url": "http://h:1/-/profile", "headers": [],
+                        "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "bio=x"}},
+            "response": {"status": 200}}]}}))
+        .unwrap();
+        let answer = r#"{"task_type": "MUTATE", "status": "SUCCESS", "retrieved_data": null}"#;
+        assert_eq!(evaluate_verified(&t, answer, &har, &bases).status, EvalStatus::Success);
+        let s = evaluate_verified(&t_ignored, answer, &har, &bases);
+        assert!(
+            matches!(&s.evaluators[1].status, EvalStatus::Error(e) if e.contains("must have at least one key")),
+            "{:?}",
+            s.evaluators[1]
+        );
+        assert!(matches!(s.status, EvalStatus::Error(_)));
+    }
+
+    #[test]
     fn an_attempt_without_a_trace_is_an_error_never_a_failure() {
         let t = task(json!({"url": "__GITLAB__/-/profile", "http_method": "POST"}));
         let mut bases = SiteBases::default();
