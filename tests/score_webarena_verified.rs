@@ -19,6 +19,13 @@
 //! `skillshift score --evaluator webarena-verified` is run on a few cases too,
 //! and on bad input (one line, exit 2).
 //!
+//! A second test records its traces: `skillshift local` runs ten fixture
+//! tasks in real Chromium, and each trajectory's `network` part is a HAR
+//! scored with `NetworkEventEvaluator`s written for those tasks and their
+//! variants (wrong status, method, URL, post field, query parameter,
+//! `should_not_exist`, ...), by both sides again (`docs/webarena.md`,
+//! "Traces recorded from real attempts").
+//!
 //! Skipped, loudly, only when the package registry cannot be reached; under
 //! CI (`CI` set) that is a failure.
 
