@@ -277,3 +277,58 @@ pub fn show(e: &Event, observations: bool) -> Option<String> {
         Event::Note(n) => format!("note     {n}"),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use skillshift_common::task::SiteKey;
+
+    /// The spec of `run ID --tasks FILE` for a WebArena-Verified task whose network evaluator reads
+    /// (or does not read) a response's content, under `mode`.
+    fn spec_of(reads_content: bool, mode: Mode) -> AttemptSpec {
+        let dir = tempfile::tempdir().unwrap();
+        let mut expected = serde_json::json!({"url": "__GITLAB__/-/profile", "http_method": "POST"});
+        if reads_content {
+            expected["response_content"] = serde_json::json!({"bio": "x"});
+        }
+        let task = serde_json::json!({"sites": ["gitlab"], "task_id": 4, "intent_template_id": 1,
+            "start_urls": ["__GITLAB__"], "intent": "Change the bio", "intent_template": "Change the bio",
+            "instantiation_dict": {}, "revision": 1,
+            "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                      "expected": {"task_type": "mutate", "status": "SUCCESS", "retrieved_data": null}},
+                     {"evaluator": "NetworkEventEvaluator", "expected": expected}]});
+        let file = dir.path().join("t.json");
+        std::fs::write(&file, serde_json::json!([task]).to_string()).unwrap();
+        let sites = [(SiteKey::Gitlab, "http://h:8023".to_string())];
+        let w = WebArenaTask::load(&file, 4, &sites, skillshift_common::Version::V1).unwrap();
+        let s = RunSettings {
+            uid: w.uid,
+            condition: Condition::Src,
+            agent: "skills".into(),
+            model: None,
+            temperature: None,
+            max_steps: 5,
+            task_timeout_s: 60,
+            seed: 0,
+            rep: 0,
+            skills: Skills::None,
+            data: dir.path().into(),
+            profile: None,
+            sites: None,
+            reset_policy: ResetPolicy::Never,
+            screenshots: None,
+            webarena: Some(w),
+            mode,
+            screenshot_policy: ScreenshotPolicy::None,
+        };
+        spec(&s).unwrap()
+    }
+
+    #[test]
+    fn run_tasks_asks_for_response_bodies_only_when_the_task_s_evaluators_read_them() {
+        assert!(spec_of(true, Mode::WebArenaVerified).network_bodies);
+        assert!(!spec_of(false, Mode::WebArenaVerified).network_bodies);
+        assert!(!spec_of(true, Mode::WebArena).network_bodies, "webarena cannot score the task: no bodies");
+    }
+}
