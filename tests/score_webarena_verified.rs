@@ -1072,6 +1072,17 @@ fn record_attempts(dir: &Path) -> BTreeMap<(String, u32), (Value, String)> {
 
 /// Traces recorded from real attempts in Chromium on the fixture sites, scored by the package's
 /// `NetworkEventEvaluator` and ours with evaluators written for those tasks and their variants.
+/// One case on a recorded trace: the task (by id in the written file), the response, the HAR, the
+/// sites, and whether the package should pass it (`None`: either way).
+struct RecordedCase {
+    id: String,
+    task_id: u32,
+    response: String,
+    har: PathBuf,
+    sites: Map<String, Value>,
+    pass: Option<bool>,
+}
+
 #[test]
 fn recorded_traces_score_as_the_package_scores() {
     let Some(python) = oracle_python() else { return };
@@ -1083,9 +1094,9 @@ fn recorded_traces_score_as_the_package_scores() {
     // One WebArena-Verified task per (fixture task, variant); each scored on its own trace, and the gold
     // one also on every other recorded trace (where its request is missing).
     let mut task_objects = Vec::new();
-    let mut cases: Vec<(String, u32, Option<String>, PathBuf, Map<String, Value>, Option<bool>)> = Vec::new();
+    let mut cases: Vec<RecordedCase> = Vec::new();
     for t in &tasks {
-        let (own, origin) = &traces[&(t.site.to_string(), t.family)];
+        let (_, origin) = &traces[&(t.site.to_string(), t.family)];
         let (key, _) = key_of(t.site);
         let base = if key == "shopping_admin" { format!("{origin}/admin") } else { origin.clone() };
         let har_of = |site: &str, family: u32| {
@@ -1096,7 +1107,6 @@ fn recorded_traces_score_as_the_package_scores() {
             path
         };
         let own_har = har_of(t.site, t.family);
-        let _ = own;
         let response =
             |status: &str| json!({"task_type": t.task_type, "status": status, "retrieved_data": null}).to_string();
         for (variant, evaluator, pass) in network_variants(t, &base) {
@@ -1108,34 +1118,23 @@ fn recorded_traces_score_as_the_package_scores() {
                           "expected": {"task_type": t.task_type.to_lowercase(), "status": "SUCCESS", "retrieved_data": null}},
                          evaluator]}));
             let sites: Map<String, Value> = [(key.to_string(), json!(base))].into_iter().collect();
-            cases.push((
-                format!("{name}/gold-response"),
+            let task_id = id;
+            let case = |id: String, response: String, har: &PathBuf, pass| RecordedCase {
                 id,
-                Some(response("SUCCESS")),
-                own_har.clone(),
-                sites.clone(),
+                task_id,
+                response,
+                har: har.clone(),
+                sites: sites.clone(),
                 pass,
-            ));
-            cases.push((
-                format!("{name}/wrong-response"),
-                id,
-                Some(response("NOT_FOUND_ERROR")),
-                own_har.clone(),
-                sites.clone(),
-                Some(false),
-            ));
+            };
+            cases.push(case(format!("{name}/gold-response"), response("SUCCESS"), &own_har, pass));
+            cases.push(case(format!("{name}/wrong-response"), response("NOT_FOUND_ERROR"), &own_har, Some(false)));
             if variant == "gold" {
                 for other in tasks.iter().filter(|o| (o.site, o.family) != (t.site, t.family)) {
                     let other_har = har_of(other.site, other.family);
                     let pass = if other.site == t.site { None } else { Some(false) };
-                    cases.push((
-                        format!("{name}/on-{}.{}", other.site, other.family),
-                        id,
-                        Some(response("SUCCESS")),
-                        other_har,
-                        sites.clone(),
-                        pass,
-                    ));
+                    let on = format!("{name}/on-{}.{}", other.site, other.family);
+                    cases.push(case(on, response("SUCCESS"), &other_har, pass));
                 }
             }
         }
@@ -1148,8 +1147,9 @@ fn recorded_traces_score_as_the_package_scores() {
 
     let input: Vec<Value> = cases
         .iter()
-        .map(|(id, task_id, response, har, sites, _)| {
-            json!({"id": id, "task_file": task_file, "task_id": task_id, "response": response, "har": har, "sites": sites})
+        .map(|c| {
+            json!({"id": c.id, "task_file": task_file, "task_id": c.task_id, "response": c.response, "har": c.har,
+                   "sites": c.sites})
         })
         .collect();
     let theirs = package_verdicts(&python, &input);
@@ -1159,13 +1159,14 @@ fn recorded_traces_score_as_the_package_scores() {
     let mut wrong_expectations = Vec::new();
     let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
     let mut by_variant: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for ((id, task_id, response, har_path, sites, pass), t) in cases.iter().zip(&theirs) {
-        let har: Har = serde_json::from_str(&std::fs::read_to_string(har_path).unwrap()).unwrap();
+    for (c, t) in cases.iter().zip(&theirs) {
+        let id = &c.id;
+        let har: Har = serde_json::from_str(&std::fs::read_to_string(&c.har).unwrap()).unwrap();
         let mut bases = SiteBases::default();
-        for (k, u) in sites {
+        for (k, u) in &c.sites {
             bases.insert(k.parse().unwrap(), u.as_str().unwrap());
         }
-        let ours = evaluate_verified(&loaded[task_id], response.as_deref().unwrap_or(""), &har, &bases);
+        let ours = evaluate_verified(&loaded[&c.task_id], &c.response, &har, &bases);
         let mut mine = vec![status_word(&ours.status).to_string()];
         mine.extend(ours.evaluators.iter().map(|e| status_word(&e.status).to_string()));
         let mut package = vec![t["status"].as_str().unwrap_or("?").to_string()];
@@ -1179,33 +1180,31 @@ fn recorded_traces_score_as_the_package_scores() {
             let why: Vec<&String> = ours.evaluators.iter().flat_map(|e| e.messages.iter().take(2)).collect();
             disagreements.push(format!("{id}: ours {mine:?}, package {package:?}; ours say {why:?}; package {t}"));
         }
-        if let Some(p) = pass {
-            if (package[0] == "success") != *p {
+        if let Some(p) = c.pass {
+            if (package[0] == "success") != p {
                 wrong_expectations.push(format!("{id}: the package says {package:?}, the test expected pass {p}: {t}"));
             }
         }
     }
 
     // `skillshift score` reads an exported trajectory's network part as the HAR it is.
-    for (id, task_id, response, har_path, sites, _) in
-        cases.iter().filter(|c| c.0.ends_with("/gold/gold-response")).take(3)
-    {
+    for c in cases.iter().filter(|c| c.id.ends_with("/gold/gold-response")).take(3) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
         cmd.arg("score").arg(&task_file).args([
             "--task",
-            &task_id.to_string(),
+            &c.task_id.to_string(),
             "--evaluator",
             "webarena-verified",
             "--json",
         ]);
-        cmd.arg("--network").arg(har_path).arg("--response").arg(response.as_deref().unwrap());
-        for (k, u) in sites {
+        cmd.arg("--network").arg(&c.har).arg("--response").arg(&c.response);
+        for (k, u) in &c.sites {
             cmd.args(["--site", &format!("{k}={}", u.as_str().unwrap())]);
         }
         let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{id}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{}: {}", c.id, String::from_utf8_lossy(&out.stderr));
         let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(printed["verdict"], "pass", "{id}: {printed}");
+        assert_eq!(printed["verdict"], "pass", "{}: {printed}", c.id);
     }
 
     eprintln!(
