@@ -2,7 +2,9 @@
 //! local` runs gitlab family 15 (change the profile's bio), and the trajectory its coordinator
 //! exports holds, in its `network` part, the reference solution's POST with its method, URL, status,
 //! post data (the text the solution fills in) and redirect, made during the agent's first step in
-//! its first tab; every cookie value and every `Cookie`/`Set-Cookie` header value is redacted.
+//! its first tab; every cookie value and every `Cookie`/`Set-Cookie` header value is redacted. A
+//! `SKILLSHIFT_NETWORK_TRACE` other than `on`, `off` or `bodies` stops `local`, `worker`, `run` and
+//! `tasks audit` at their start, in one line.
 
 mod support;
 
@@ -99,4 +101,32 @@ fn a_local_attempts_exported_trajectory_holds_the_solutions_post_with_cookies_re
         }
     }
     assert!(cookies > 0);
+}
+
+/// `SKILLSHIFT_NETWORK_TRACE` is checked when a command that runs attempts starts: a value other
+/// than `on`, `off` or `bodies` is one line naming it, exit 2, before any site or browser starts.
+#[test]
+fn a_network_trace_setting_other_than_on_off_or_bodies_stops_every_command_that_runs_attempts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let out = out.to_str().expect("utf-8 path");
+    for args in [
+        vec!["local", "--workers", "1", "--sites", "gitlab", "--conditions", "src", "--out", out],
+        vec!["worker", "--embedded-sites", "--coordinator", "http://127.0.0.1:9"],
+        vec!["run", "skillshift.gitlab.v1.0", "--condition", "src"],
+        vec!["tasks", "audit", "--sites", "gitlab"],
+    ] {
+        let run = Command::new(BIN)
+            .args(&args)
+            .env("SKILLSHIFT_NETWORK_TRACE", "yes")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run skillshift");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("SKILLSHIFT_NETWORK_TRACE is 'yes': expected on, off or bodies"), "{args:?}: {stderr}");
+        assert!(run.stdout.is_empty(), "{args:?}: nothing ran");
+    }
+    assert!(!dir.path().join("out").exists(), "local wrote nothing");
 }

@@ -29,6 +29,7 @@ pub const KNOWN: &[&str] = &[
     "wrong_answer",
     "wrong_url",
     "page_check",
+    "network_check",
     "skill_failure",
     "step_budget",
     "agent_stopped_early",

@@ -14,7 +14,9 @@
 //! * `agent_stopped_early`: the agent stopped right after an action or skill of
 //!   its own had failed.
 //! * from the scorer's evidence, the first failing evaluator: `string_match` is
-//!   `wrong_answer`, `url_match` `wrong_url`, `program_html` `page_check`.
+//!   `wrong_answer`, `url_match` `wrong_url`, `program_html` `page_check`;
+//!   WebArena-Verified's `AgentResponseEvaluator` is `wrong_answer` and its
+//!   `NetworkEventEvaluator` `network_check`.
 //! * `unexplained` when none of these applies.
 
 use crate::record::Outcome;
@@ -23,6 +25,8 @@ use crate::trajectory::{Step, Trajectory};
 pub const WRONG_ANSWER: &str = "wrong_answer";
 pub const WRONG_URL: &str = "wrong_url";
 pub const PAGE_CHECK: &str = "page_check";
+/// WebArena-Verified's `NetworkEventEvaluator` did not find the request it expects in the attempt's trace.
+pub const NETWORK_CHECK: &str = "network_check";
 pub const SKILL_FAILURE: &str = "skill_failure";
 pub const STEP_BUDGET: &str = "step_budget";
 pub const AGENT_STOPPED_EARLY: &str = "agent_stopped_early";
@@ -98,9 +102,10 @@ fn stopped_after_a_failure(steps: &[Step]) -> bool {
 fn failing_evaluator(t: &Trajectory) -> Option<&'static str> {
     let score = t.score.as_ref()?;
     score.evaluators.iter().find(|e| e.verdict != "pass").map(|e| match e.kind.as_str() {
-        "string_match" => WRONG_ANSWER,
+        "string_match" | "AgentResponseEvaluator" => WRONG_ANSWER,
         "url_match" => WRONG_URL,
         "program_html" => PAGE_CHECK,
+        "NetworkEventEvaluator" => NETWORK_CHECK,
         _ => UNEXPLAINED,
     })
 }
@@ -158,10 +163,11 @@ mod tests {
         t.score = Some(ScoreEvidence {
             verdict: if failing.is_some() { "fail" } else { "pass" }.into(),
             evaluators: ["url_match", "string_match", "program_html"]
-                .iter()
+                .into_iter()
+                .chain(failing.filter(|k| !["url_match", "string_match", "program_html"].contains(k)))
                 .map(|k| EvaluatorEvidence {
                     kind: k.to_string(),
-                    verdict: if Some(*k) == failing { "fail" } else { "pass" }.into(),
+                    verdict: if Some(k) == failing { "fail" } else { "pass" }.into(),
                     expected: "e".into(),
                     got: "g".into(),
                 })
@@ -200,6 +206,9 @@ mod tests {
         assert_eq!(failure(&trajectory(stop(), Some("string_match"))).as_deref(), Some(WRONG_ANSWER));
         assert_eq!(failure(&trajectory(stop(), Some("url_match"))).as_deref(), Some(WRONG_URL));
         assert_eq!(failure(&trajectory(stop(), Some("program_html"))).as_deref(), Some(PAGE_CHECK));
+        let verified = |kind| failure(&trajectory(stop(), Some(kind)));
+        assert_eq!(verified("AgentResponseEvaluator").as_deref(), Some(WRONG_ANSWER));
+        assert_eq!(verified("NetworkEventEvaluator").as_deref(), Some(NETWORK_CHECK));
         assert_eq!(failure(&trajectory(stop(), None)).as_deref(), Some(UNEXPLAINED));
         assert_eq!(categorize(Outcome::Failure, None, None).as_deref(), Some(UNEXPLAINED));
     }

@@ -381,6 +381,8 @@ pub fn attempt_spec(sweep: &str, spec: &SweepSpec, digest: &str, unit: &Unit, at
         temperature: spec.temperature,
         prompt_version: spec.prompt_version.clone(),
         evaluator: spec.evaluator,
+        // The grid's tasks read no response body; the coordinator holds no task's evaluators, and a
+        // worker records bodies for a task whose evaluators read them whatever this says (its run loop).
         network_bodies: false,
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use skillshift_common::blob::Blob;
-use skillshift_common::evaluate::Mode;
+use skillshift_common::evaluate::{verified, Mode};
 use skillshift_common::trajectory::{ScreenshotPolicy, Trajectory};
 use skillshift_common::{AttemptSpec, Condition, Uid};
 use skillshift_worker::browser::{BrowserConfig, Driver};
@@ -79,7 +79,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         bail!("--max-steps must be at least 1");
     }
     check_agent(&s.agent, s.model.clone())?;
-    if s.webarena.is_some() {
+    if let Some(w) = &s.webarena {
         return Ok(AttemptSpec {
             sweep: "local-run".into(),
             treatment: "CONTROL".into(),
@@ -99,18 +99,21 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
             temperature: s.temperature,
             prompt_version: None,
             evaluator: s.mode,
-            network_bodies: false,
+            // Response bodies are recorded only for a task whose evaluators read them.
+            network_bodies: verified::scoring(&w.task, s.mode).is_some_and(verified::Verified::reads_response_content),
         });
     }
     let task_file = skillshift_common::task::task_file_path(&s.data, uid.site, uid.version);
-    let n_tasks = if task_file.exists() {
-        skillshift_common::task::load_task_file(&task_file, uid.site)?.len()
+    let tasks: Vec<skillshift_common::task::Task> = if task_file.exists() {
+        skillshift_common::task::load_task_file(&task_file, uid.site)?
     } else {
-        skillshift_sites::tasks(uid.site, uid.version).len()
+        skillshift_sites::tasks(uid.site, uid.version).into_iter().map(|g| g.task).collect()
     };
-    if uid.task_id as usize >= n_tasks {
-        bail!("uid {uid}: {}.{} has {n_tasks} tasks (ids 0..{})", uid.site, uid.version, n_tasks.saturating_sub(1));
-    }
+    let Some(task) = tasks.get(uid.task_id as usize) else {
+        let n = tasks.len();
+        bail!("uid {uid}: {}.{} has {n} tasks (ids 0..{})", uid.site, uid.version, n.saturating_sub(1));
+    };
+    let network_bodies = verified::scoring(task, s.mode).is_some_and(verified::Verified::reads_response_content);
     let skills = match &s.skills {
         // The example library, limited to the uid's site when it comes from the fixture sites.
         Skills::Example if !s.data.join("skills").join("example.json").exists() => {
@@ -141,7 +144,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
         temperature: s.temperature,
         prompt_version: None,
         evaluator: s.mode,
-        network_bodies: false,
+        network_bodies,
     })
 }
 
@@ -275,4 +278,59 @@ pub fn show(e: &Event, observations: bool) -> Option<String> {
         Event::Score { details } => details.iter().map(|d| format!("score    {d}")).collect::<Vec<_>>().join("\n"),
         Event::Note(n) => format!("note     {n}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use skillshift_common::task::SiteKey;
+
+    /// The spec of `run ID --tasks FILE` for a WebArena-Verified task whose network evaluator reads
+    /// (or does not read) a response's content, under `mode`.
+    fn spec_of(reads_content: bool, mode: Mode) -> AttemptSpec {
+        let dir = tempfile::tempdir().unwrap();
+        let mut expected = serde_json::json!({"url": "__GITLAB__/-/profile", "http_method": "POST"});
+        if reads_content {
+            expected["response_content"] = serde_json::json!({"bio": "x"});
+        }
+        let task = serde_json::json!({"sites": ["gitlab"], "task_id": 4, "intent_template_id": 1,
+            "start_urls": ["__GITLAB__"], "intent": "Change the bio", "intent_template": "Change the bio",
+            "instantiation_dict": {}, "revision": 1,
+            "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                      "expected": {"task_type": "mutate", "status": "SUCCESS", "retrieved_data": null}},
+                     {"evaluator": "NetworkEventEvaluator", "expected": expected}]});
+        let file = dir.path().join("t.json");
+        std::fs::write(&file, serde_json::json!([task]).to_string()).unwrap();
+        let sites = [(SiteKey::Gitlab, "http://h:8023".to_string())];
+        let w = WebArenaTask::load(&file, 4, &sites, skillshift_common::Version::V1).unwrap();
+        let s = RunSettings {
+            uid: w.uid,
+            condition: Condition::Src,
+            agent: "skills".into(),
+            model: None,
+            temperature: None,
+            max_steps: 5,
+            task_timeout_s: 60,
+            seed: 0,
+            rep: 0,
+            skills: Skills::None,
+            data: dir.path().into(),
+            profile: None,
+            sites: None,
+            reset_policy: ResetPolicy::Never,
+            screenshots: None,
+            webarena: Some(w),
+            mode,
+            screenshot_policy: ScreenshotPolicy::None,
+        };
+        spec(&s).unwrap()
+    }
+
+    #[test]
+    fn run_tasks_asks_for_response_bodies_only_when_the_task_s_evaluators_read_them() {
+        assert!(spec_of(true, Mode::WebArenaVerified).network_bodies);
+        assert!(!spec_of(false, Mode::WebArenaVerified).network_bodies);
+        assert!(!spec_of(true, Mode::WebArena).network_bodies, "webarena cannot score the task: no bodies");
+    }
 }

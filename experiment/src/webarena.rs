@@ -5,7 +5,6 @@
 //! with the task's own id), against a site manager that knows those URLs,
 //! never resets and logs in by no steps of its own.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -62,7 +61,7 @@ impl WebArenaTask {
         Arc::new(GivenSites {
             uid: self.uid,
             base: base.cloned().unwrap_or_default(),
-            _bases: self.bases.0.clone(),
+            bases: self.bases.clone(),
             dirty: DirtySites::new(),
         })
     }
@@ -72,7 +71,8 @@ impl WebArenaTask {
 struct GivenSites {
     uid: Uid,
     base: String,
-    _bases: BTreeMap<SiteKey, String>,
+    /// Every site the task names (WebArena-Verified's evaluators render its URLs with them).
+    bases: SiteBases,
     dirty: DirtySites,
 }
 
@@ -91,6 +91,9 @@ impl SiteManager for GivenSites {
     }
     fn login_steps(&self, _site: Site, _version: Version) -> Vec<Step> {
         Vec::new()
+    }
+    fn site_bases(&self, _site: Site, _version: Version) -> SiteBases {
+        self.bases.clone()
     }
     fn policy(&self) -> ResetPolicy {
         ResetPolicy::Never

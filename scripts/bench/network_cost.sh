@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What the attempt's network trace costs, measured side by side (docs/performance.md, "the network trace"): two
 # `skillshift local` runs started together, one worker each, the same units, one with the trace off
-# (`SKILLSHIFT_NETWORK_TRACE=off`) and one with it on (the default). Both meet the host at the same moments, so
+# (`SKILLSHIFT_NETWORK_TRACE=off`) and one with it on (the default); `--a on --b bodies` measures what response
+# bodies add (`SKILLSHIFT_NETWORK_TRACE=bodies`: every attempt reads them, as a task whose evaluators read a
+# response's content does). Both meet the host at the same moments, so
 # its drift falls out (the method of screenshot_cost.sh). Each run does its units in the same order; the cost is
 # the ratio of the times each took to finish the same first N units, N being how many the slower had finished
 # when the faster was done. Also prints the mean attempt duration of each run and what the trace adds to the
@@ -10,6 +12,7 @@
 #   bash scripts/bench/network_cost.sh [--a off] [--b on] [--bin PATH] [--out DIR] [-- LOCAL_ARGS...]
 #
 # LOCAL_ARGS go to both runs, e.g. `-- --sites gitlab`. `--a on --b on` measures the method's own bias.
+# --a and --b take on, off or bodies.
 # Each run's output stays under OUT (default target/network-cost).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +29,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 for v in "$A" "$B"; do
-  case "$v" in on|off) ;; *) echo "network_cost.sh: --a/--b take on or off, not '$v'" >&2; exit 2 ;; esac
+  case "$v" in on|off|bodies) ;; *) echo "network_cost.sh: --a/--b take on, off or bodies, not '$v'" >&2; exit 2 ;; esac
 done
 [ -x "$BIN" ] || { echo "network_cost.sh: no skillshift binary at '$BIN' (cargo build --release)" >&2; exit 2; }
 rm -rf "$OUT/a" "$OUT/b"
@@ -63,14 +66,15 @@ def load(run):
 def trajectories(run):
     files = glob.glob(os.path.join(run, "trajectories", "*", "*.json"))
     size = sum(os.path.getsize(p) for p in files)
-    entries = net = 0
+    entries = net = bodies = 0
     for p in files:
         with open(p) as f:
             t = json.load(f)
         if t.get("network"):
             entries += len(t["network"]["log"]["entries"])
+            bodies += sum(1 for e in t["network"]["log"]["entries"] if e["response"].get("content", {}).get("text"))
             net += len(json.dumps(t["network"]))
-    return len(files), size, entries, net
+    return len(files), size, entries, net, bodies
 
 
 (ra, a), (rb, b) = load(sys.argv[1]), load(sys.argv[2])
@@ -87,7 +91,8 @@ print(f"first {n} units (of {len(a)} and {len(b)}): trace {sys.argv[3]} {ta:.1f}
 print(f"mean attempt duration: trace {sys.argv[3]} {mean(ra):.0f} ms, trace {sys.argv[4]} {mean(rb):.0f} ms, "
       f"ratio {mean(rb) / max(mean(ra), 1):.3f}")
 for label, run in ((sys.argv[3], sys.argv[1]), (sys.argv[4], sys.argv[2])):
-    files, size, entries, net = trajectories(run)
-    per = f", {entries / files:.1f} entries and {net / files / 1024:.1f} KiB of trace per attempt" if files else ""
+    files, size, entries, net, bodies = trajectories(run)
+    per = (f", {entries / files:.1f} entries ({bodies / files:.1f} with a body) and {net / files / 1024:.1f} KiB of "
+           f"trace per attempt") if files else ""
     print(f"trace {label}: {files} trajectories, {size / 1024:.0f} KiB exported{per}")
 EOF

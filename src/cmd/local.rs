@@ -97,6 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         bail!("--agent reference needs OPENAI_API_KEY or OPENAI_BASE_URL");
     }
+    skillshift_worker::runloop::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
     let sweep = SweepSettings {
         sites: args.sites.clone(),
         conditions: args.conditions.clone(),

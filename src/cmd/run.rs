@@ -98,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let telemetry = args.telemetry.config("skillshift-run")?;
     let condition: Condition = args.condition.parse()?;
     let mode: Mode = args.evaluator.parse().map_err(anyhow::Error::msg)?;
+    skillshift_worker::runloop::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
     let webarena = match &args.tasks {
         Some(file) => {
             let id: i64 =

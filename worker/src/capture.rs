@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 use skillshift_common::blob::{self, Blob};
+use skillshift_common::evaluate::verified::VerifiedScored;
 use skillshift_common::evaluate::Scored;
 use skillshift_common::failure;
 use skillshift_common::skills::Step as SkillStep;
@@ -250,6 +251,40 @@ impl Capture {
     /// The scorer's evidence, each evaluator's `expected` and `got` clipped to [`MAX_EVIDENCE_CHARS`].
     pub fn score(&mut self, scored: &Scored) {
         self.trajectory.score = Some(evidence(scored));
+    }
+
+    /// WebArena-Verified's evaluators' evidence: per evaluator, its name as `type`, its expected
+    /// block, and what it read (the normalized response, or the normalized events it compared)
+    /// followed by why it did not pass; clipped as [`Capture::score`] clips.
+    pub fn score_verified(&mut self, scored: &VerifiedScored) {
+        let mut evaluators: Vec<EvaluatorEvidence> = scored
+            .evaluators
+            .iter()
+            .map(|e| {
+                let got = match e.messages.as_slice() {
+                    [] => e.actual.to_string(),
+                    why => format!("{} ({})", e.actual, why.join("; ")),
+                };
+                EvaluatorEvidence {
+                    kind: e.evaluator.to_string(),
+                    verdict: e.status.verdict().as_str().to_string(),
+                    expected: clip(&e.expected.to_string()),
+                    got: clip(&got),
+                }
+            })
+            .collect();
+        if let (skillshift_common::evaluate::verified::EvalStatus::Error(why), true) =
+            (&scored.status, evaluators.is_empty())
+        {
+            // Nothing was evaluated (a site without a base URL): the reason is the evidence.
+            evaluators.push(EvaluatorEvidence {
+                kind: "scoring".into(),
+                verdict: "invalid".into(),
+                expected: String::new(),
+                got: why.clone(),
+            });
+        }
+        self.trajectory.score = Some(ScoreEvidence { verdict: scored.verdict().as_str().to_string(), evaluators });
     }
 
     /// The scorer stopped before deciding (its reason is the evidence).
@@ -493,6 +528,43 @@ mod tests {
         let blob = c.finish(&mut r, None);
         assert!(blob.screenshots.is_empty() && blob.trajectory.steps[0].screenshot.is_none());
         assert_eq!(r.failure_category, None);
+    }
+
+    #[test]
+    fn webarena_verified_evidence_names_each_evaluator_and_why_it_failed() {
+        use skillshift_common::evaluate::verified::{EvalStatus, EvaluatorOutcome, VerifiedScored};
+        let outcome = |evaluator, status, messages: &[&str]| EvaluatorOutcome {
+            evaluator,
+            status,
+            expected: json!({"url": "__GITLAB__/-/profile"}),
+            actual: json!([]),
+            messages: messages.iter().map(|m| m.to_string()).collect(),
+        };
+        let mut c = Capture::new(&spec(), ScreenshotPolicy::None);
+        c.observed(0, "http://x/", "X", "", vec![]);
+        c.replied(None, None);
+        c.action("stop [done]".into());
+        c.score_verified(&VerifiedScored {
+            status: EvalStatus::Failure,
+            evaluators: vec![
+                outcome("AgentResponseEvaluator", EvalStatus::Success, &[]),
+                outcome("NetworkEventEvaluator", EvalStatus::Failure, &["no matching network event found"]),
+            ],
+        });
+        let mut r = Record::for_attempt(&spec());
+        r.outcome = Some(Outcome::Failure);
+        let t = c.finish(&mut r, None).trajectory;
+        let score = t.score.expect("the score part");
+        assert_eq!(score.verdict, "fail");
+        let e = &score.evaluators;
+        assert_eq!(
+            (e[0].kind.as_str(), e[0].verdict.as_str(), e[0].got.as_str()),
+            ("AgentResponseEvaluator", "pass", "[]")
+        );
+        assert_eq!((e[1].kind.as_str(), e[1].verdict.as_str()), ("NetworkEventEvaluator", "fail"));
+        assert_eq!(e[1].expected, r#"{"url":"__GITLAB__/-/profile"}"#);
+        assert_eq!(e[1].got, "[] (no matching network event found)");
+        assert_eq!(r.failure_category.as_deref(), Some("network_check"));
     }
 
     /// Observes, answers and moves one step; `shot` is a screenshot of its page (taken at scroll "0,0").

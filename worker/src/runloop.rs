@@ -3,7 +3,11 @@
 //! condition's perturbations, go to the start URL, then observe and act up to
 //! `max_steps`, score with the task's evaluators and write the record
 //! (`docs/formats.md`, records), its identity stamped from the spec by
-//! [`Record::for_attempt`].
+//! [`Record::for_attempt`]. A WebArena-Verified task under `--evaluator
+//! webarena-verified` is scored on the agent's answer and the attempt's
+//! network trace as its last step left it ([`scorer::score_verified`]); the
+//! trace (and the response bodies its evaluators read) is then recorded
+//! whatever [`NetworkTrace`] says.
 //!
 //! Faults never escape: each ends the attempt as `error` with an
 //! [`ErrorReason`]. The wall-clock ceiling (`task_timeout`, enforced by a
@@ -19,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use skillshift_common::blob::Blob;
+use skillshift_common::evaluate::verified::{self, Verified};
 use skillshift_common::evaluate::Verdict;
 use skillshift_common::task::Task;
 use skillshift_common::trajectory::ScreenshotPolicy;
@@ -82,22 +87,56 @@ pub struct RunContext {
     pub screenshot_policy: ScreenshotPolicy,
     /// Used when the attempt carries no profile of its own.
     pub profile: Profile,
-    /// Every attempt records its network trace into its trajectory (`--network-trace`, on by default).
-    pub network_trace: bool,
+    /// What every attempt records of its network (`SKILLSHIFT_NETWORK_TRACE`, [`NetworkTrace`]).
+    pub network_trace: NetworkTrace,
     // A std mutex: held only to look up or insert an Arc, never across an await.
     cache: TaskCache,
 }
 
-/// Attempts record their network trace unless `SKILLSHIFT_NETWORK_TRACE=off` (for measuring what the trace
-/// costs, `scripts/bench/network_cost.sh`); a value other than `on` or `off` is named in a warning and the
-/// trace stays on.
-fn network_trace_wanted() -> bool {
-    match std::env::var("SKILLSHIFT_NETWORK_TRACE").as_deref() {
-        Err(_) | Ok("on") | Ok("") => true,
-        Ok("off") => false,
-        Ok(other) => {
-            tracing::warn!(value = other, "SKILLSHIFT_NETWORK_TRACE is neither on nor off; the network trace stays on");
-            true
+/// What every attempt records of its network, from `SKILLSHIFT_NETWORK_TRACE` (for measuring what the
+/// trace costs, `scripts/bench/network_cost.sh`): `on` (or unset, or empty) its trace, without
+/// response bodies unless its assignment or its task asks for them; `off` no trace, unless its task's
+/// evaluators read one; `bodies` its trace with every response body. Whatever the setting, a
+/// WebArena-Verified task scored by its own evaluators gets the trace (and the bodies) they read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NetworkTrace {
+    #[default]
+    On,
+    Off,
+    Bodies,
+}
+
+impl NetworkTrace {
+    /// The environment variable it is read from.
+    pub const VAR: &'static str = "SKILLSHIFT_NETWORK_TRACE";
+
+    /// The setting of the environment; a value other than `on`, `off` or `bodies` is an error naming
+    /// it. Every command that runs attempts checks it before it starts ([`RunContext::new`] reads it
+    /// again and keeps the trace on for a value nobody checked).
+    pub fn from_env() -> Result<NetworkTrace, String> {
+        match std::env::var(Self::VAR) {
+            Err(std::env::VarError::NotPresent) => Ok(NetworkTrace::On),
+            Ok(v) => v.parse(),
+            Err(std::env::VarError::NotUnicode(v)) => {
+                Err(format!("{} is {v:?}: expected on, off or bodies", Self::VAR))
+            }
+        }
+    }
+
+    /// Whether every attempt records its trace.
+    pub fn records(self) -> bool {
+        self != NetworkTrace::Off
+    }
+}
+
+impl std::str::FromStr for NetworkTrace {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "on" | "" => Ok(NetworkTrace::On),
+            "off" => Ok(NetworkTrace::Off),
+            "bodies" => Ok(NetworkTrace::Bodies),
+            other => Err(format!("{} is '{other}': expected on, off or bodies", NetworkTrace::VAR)),
         }
     }
 }
@@ -111,7 +150,10 @@ impl RunContext {
             screenshots: None,
             screenshot_policy: ScreenshotPolicy::default(),
             profile: Profile::default_profile(),
-            network_trace: network_trace_wanted(),
+            network_trace: NetworkTrace::from_env().unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the network trace stays on");
+                NetworkTrace::On
+            }),
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -481,8 +523,14 @@ async fn drive(
         Ok(id) => id,
         Err(e) => return browser_end(e),
     };
-    // Every later tab of the attempt gets the perturbations and joins the network trace.
-    if let Err(e) = session.begin_tabs(perturbation.script(), ctx.network_trace, spec.network_bodies).await {
+    // Every later tab of the attempt gets the perturbations and joins the network trace. A task scored by
+    // WebArena-Verified's evaluators gets the trace, and the response bodies, they read.
+    let verified = verified::scoring(task, spec.evaluator);
+    let trace = ctx.network_trace.records() || verified.is_some_and(Verified::reads_network);
+    let bodies = spec.network_bodies
+        || ctx.network_trace == NetworkTrace::Bodies
+        || verified.is_some_and(Verified::reads_response_content);
+    if let Err(e) = session.begin_tabs(perturbation.script(), trace, bodies).await {
         return browser_end(e);
     }
     if let Some(geo) = &task.geolocation {
@@ -711,14 +759,31 @@ async fn drive(
     let answer = p.answer.clone().unwrap_or_default();
     // The scorer's own requests are not the agent's.
     session.network_close();
-    let score_span = spans::score(task.eval.eval_types.len());
-    let ending = scorer::Ending { final_url: &final_url, answer: &answer, perturbed: script_id.is_some() };
-    let score =
-        match scorer::score_with(session, &tabs, task, ph, ending, spec.evaluator).instrument(score_span.clone()).await
-        {
-            Ok(s) => s,
-            Err(e) => return browser_end(e),
-        };
+    let score = match verified {
+        // WebArena-Verified's evaluators read the answer and the trace as the agent's last step left it.
+        Some(v) => {
+            let score_span = spans::score(v.evaluators.len());
+            let har = session.network_take(true).instrument(score_span.clone()).await;
+            let bases = sites.site_bases(uid.site, uid.version);
+            let score = score_span.in_scope(|| scorer::score_verified(task, &answer, har.as_ref(), &bases));
+            if let Some(har) = har {
+                p.capture.network(har);
+            }
+            (score, score_span)
+        }
+        None => {
+            let score_span = spans::score(task.eval.eval_types.len());
+            let ending = scorer::Ending { final_url: &final_url, answer: &answer, perturbed: script_id.is_some() };
+            let scored = scorer::score_with(session, &tabs, task, ph, ending, spec.evaluator)
+                .instrument(score_span.clone())
+                .await;
+            match scored {
+                Ok(s) => (s, score_span),
+                Err(e) => return browser_end(e),
+            }
+        }
+    };
+    let (score, score_span) = score;
     let verdict = match &score.verdict {
         Verdict::Pass => "pass",
         Verdict::Fail => "fail",
@@ -726,9 +791,10 @@ async fn drive(
     };
     spans::record_score_details(&score_span, &score.details, verdict);
     p.emit(Event::Score { details: score.details.clone() });
-    match &score.scored {
-        Some(scored) => p.capture.score(scored),
-        None => p.capture.score_stopped(&score.details.join("; ")),
+    match (&score.scored, &score.verified) {
+        (Some(scored), _) => p.capture.score(scored),
+        (None, Some(v)) => p.capture.score_verified(v),
+        (None, None) => p.capture.score_stopped(&score.details.join("; ")),
     }
     if !shoot_first && score.verdict != Verdict::Pass {
         final_screenshot(session, &mut p.capture).await;
@@ -1111,6 +1177,21 @@ mod tests {
         assert!(!sites.needs_reset(Site::Gitlab, Version::V1), "the reset cleaned it");
         check_error(&attempt(sites.clone(), &s).await, &s, ErrorReason::Agent);
         assert_eq!(sites.resets.load(Ordering::SeqCst), 1, "a clean site is not reset again");
+    }
+
+    #[test]
+    fn the_network_trace_setting_is_on_off_or_bodies_and_nothing_else() {
+        for (text, want) in [
+            ("on", NetworkTrace::On),
+            ("", NetworkTrace::On),
+            ("off", NetworkTrace::Off),
+            ("bodies", NetworkTrace::Bodies),
+        ] {
+            assert_eq!(text.parse::<NetworkTrace>(), Ok(want), "{text:?}");
+        }
+        let e = "Off".parse::<NetworkTrace>().expect_err("refused");
+        assert_eq!(e, "SKILLSHIFT_NETWORK_TRACE is 'Off': expected on, off or bodies");
+        assert!(NetworkTrace::Bodies.records() && !NetworkTrace::Off.records());
     }
 
     #[test]

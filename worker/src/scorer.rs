@@ -7,10 +7,16 @@
 //! A check's URL is read in a page of the scorer's own, as WebArena opens one per check, so the
 //! agent's page stays as it ended; a `last` check on a perturbed attempt loads the final URL in
 //! such a page too, so the evaluators read the site itself, not its perturbed rendering.
+//!
+//! A WebArena-Verified task under `--evaluator webarena-verified` reads no page:
+//! [`score_verified`] judges the agent's answer and the attempt's network trace with
+//! `skillshift_common::evaluate::verified`.
 
 use serde_json::Value;
+use skillshift_common::evaluate::verified::{self, VerifiedScored};
 use skillshift_common::evaluate::{self, FinalState, Mode, Options, PageError, PageReader, Verdict};
-use skillshift_common::task::{EvalType, Task};
+use skillshift_common::har::Har;
+use skillshift_common::task::{EvalType, SiteBases, Task};
 
 use crate::browser::{BrowserError, Session};
 use crate::skill_runtime::Placeholders;
@@ -21,8 +27,11 @@ use crate::tabs::Tabs;
 pub struct Score {
     pub verdict: Verdict,
     pub details: Vec<String>,
-    /// Each evaluator's expected and got; `None` when scoring stopped before deciding.
+    /// Each evaluator's expected and got; `None` when scoring stopped before deciding, or when
+    /// WebArena-Verified's evaluators scored ([`Score::verified`]).
     pub scored: Option<evaluate::Scored>,
+    /// WebArena-Verified's evaluators' outcomes, when they scored ([`score_verified`]).
+    pub verified: Option<VerifiedScored>,
 }
 
 /// Playwright's `page.content()`: the doctype and the document element, serialised.
@@ -185,9 +194,45 @@ pub async fn score_with(
         Ok(()) => {}
     }
     match scored {
-        Ok(scored) => Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored) }),
-        Err(e) => Ok(Score { verdict: Verdict::Fail, details: vec![format!("scoring stopped: {e}")], scored: None }),
+        Ok(scored) => {
+            Ok(Score { details: scored.lines(), verdict: scored.verdict.clone(), scored: Some(scored), verified: None })
+        }
+        Err(e) => Ok(Score {
+            verdict: Verdict::Fail,
+            details: vec![format!("scoring stopped: {e}")],
+            scored: None,
+            verified: None,
+        }),
     }
+}
+
+/// Why a WebArena-Verified task's network evaluators could not read a trace: the attempt recorded
+/// none (the chromedriver relay reports no network events).
+pub const NO_TRACE: &str =
+    "no network trace was recorded for this attempt (DevTools through chromedriver's relay report no network events)";
+
+/// Scores a WebArena-Verified task (placeholders unresolved) with its own evaluators, on the agent's
+/// stop answer and `har`, the attempt's network trace as recorded up to the end of its last step
+/// (`None` when it recorded none), the task's sites at `bases`. A task whose network evaluators have
+/// no trace to read, or an empty one (which WebArena-Verified refuses), is invalid, never a failure.
+pub fn score_verified(task: &Task, answer: &str, har: Option<&Har>, bases: &SiteBases) -> Score {
+    let reads_network = task.eval.verified.as_ref().is_some_and(verified::Verified::reads_network);
+    let scored = match har {
+        None if reads_network => verified::evaluate_verified_untraced(task, answer, bases, NO_TRACE),
+        Some(h) if reads_network && h.log.entries.is_empty() => verified::evaluate_verified_untraced(
+            task,
+            answer,
+            bases,
+            "the network trace holds no entries (WebArena-Verified refuses an empty trace)",
+        ),
+        Some(h) => verified::evaluate_verified(task, answer, h, bases),
+        None => verified::evaluate_verified(task, answer, &Har::default(), bases),
+    };
+    let mut details = scored.lines();
+    if let (verified::EvalStatus::Error(why), true) = (&scored.status, scored.evaluators.is_empty()) {
+        details.push(format!("scoring stopped: {why}"));
+    }
+    Score { verdict: scored.verdict(), details, scored: None, verified: Some(scored) }
 }
 
 /// Whether scoring `task` may change the page the agent ended on: a `last` check's `prep_actions`
@@ -201,6 +246,61 @@ pub fn changes_the_final_page(task: &Task) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn verified_task() -> Task {
+        let v = serde_json::json!({"sites": ["gitlab"], "task_id": 5, "intent_template_id": 1,
+            "start_urls": ["__GITLAB__"], "intent": "Close issue 9", "intent_template": "Close issue 9",
+            "instantiation_dict": {}, "revision": 1,
+            "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                      "expected": {"task_type": "mutate", "status": "SUCCESS", "retrieved_data": null}},
+                     {"evaluator": "NetworkEventEvaluator",
+                      "expected": {"url": "__GITLAB__/issues/9/close", "http_method": "POST", "response_status": 303}}]});
+        verified::config::task_from_value(&v).expect("a verified task")
+    }
+
+    fn har(entries: serde_json::Value) -> Har {
+        serde_json::from_value(serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "0"},
+            "entries": entries}}))
+        .expect("a HAR")
+    }
+
+    fn entry(method: &str, url: &str, status: i64) -> serde_json::Value {
+        serde_json::json!({"startedDateTime": "2026-12-05T00:00:00Z", "time": 1,
+            "request": {"method": method, "url": url, "httpVersion": "HTTP/1.1", "headers": [], "queryString": [],
+                        "cookies": [], "headersSize": -1, "bodySize": 0},
+            "response": {"status": status, "statusText": "", "httpVersion": "HTTP/1.1", "headers": [], "cookies": [],
+                         "content": {"size": 0, "mimeType": "text/html"}, "redirectURL": "", "headersSize": -1,
+                         "bodySize": 0},
+            "cache": {}, "timings": {"send": 0, "wait": 0, "receive": 0}})
+    }
+
+    #[test]
+    fn verified_tasks_are_scored_on_the_answer_and_the_trace_and_invalid_without_one() {
+        let task = verified_task();
+        let mut bases = SiteBases::default();
+        bases.insert(skillshift_common::task::SiteKey::Gitlab, "http://h:8023");
+        let answer = r#"{"task_type": "MUTATE", "status": "SUCCESS", "retrieved_data": null}"#;
+        let closed = har(serde_json::json!([
+            entry("GET", "http://h:8023/", 200),
+            entry("POST", "http://h:8023/issues/9/close", 303)
+        ]));
+        let s = score_verified(&task, answer, Some(&closed), &bases);
+        assert_eq!(s.verdict, Verdict::Pass, "{:?}", s.details);
+        assert_eq!(s.details, ["AgentResponseEvaluator success", "NetworkEventEvaluator success"]);
+        assert!(s.scored.is_none() && s.verified.is_some());
+        let idle = har(serde_json::json!([entry("GET", "http://h:8023/", 200)]));
+        assert_eq!(score_verified(&task, answer, Some(&idle), &bases).verdict, Verdict::Fail);
+        assert_eq!(score_verified(&task, "Done.", Some(&closed), &bases).verdict, Verdict::Fail);
+        // No trace (the chromedriver relay), or an empty one: the network evaluator cannot decide.
+        let none = score_verified(&task, answer, None, &bases);
+        assert!(matches!(&none.verdict, Verdict::Invalid(why) if why == NO_TRACE), "{:?}", none.verdict);
+        let empty = score_verified(&task, answer, Some(&har(serde_json::json!([]))), &bases);
+        assert!(matches!(&empty.verdict, Verdict::Invalid(why) if why.contains("no entries")), "{:?}", empty.verdict);
+        // A site without a base URL stops scoring, and says so.
+        let stopped = score_verified(&task, answer, Some(&closed), &SiteBases::default());
+        assert!(matches!(stopped.verdict, Verdict::Invalid(_)));
+        assert!(stopped.details.iter().any(|d| d.contains("no base URL for the site gitlab")), "{:?}", stopped.details);
+    }
 
     #[test]
     fn locators_are_called_as_arrow_functions() {

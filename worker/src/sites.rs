@@ -29,6 +29,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use skillshift_common::skills::Step;
+use skillshift_common::task::{SiteBases, SiteKey};
 use skillshift_common::{Site, Version};
 
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +97,16 @@ pub trait SiteManager: Send + Sync + 'static {
     /// auto-login, e.g. `X-M2-Admin-Auto-Login`); empty when the backend has none.
     fn login_headers(&self, _site: Site, _version: Version) -> Vec<(String, String)> {
         Vec::new()
+    }
+    /// The base URLs of the sites an attempt on (`site`, `version`) may name, by WebArena's site keys:
+    /// what WebArena-Verified's evaluators render a task's URL placeholders with. By default the
+    /// site-version's own base URL under its grid key (`gitlab`, `magento`, `wordpress`).
+    fn site_bases(&self, site: Site, version: Version) -> SiteBases {
+        let mut bases = SiteBases::default();
+        if let Ok(e) = self.endpoint(site, version) {
+            bases.insert(SiteKey::from(site), &e.base_url);
+        }
+        bases
     }
     /// How long a skill's locator keeps looking for an element that is not there yet. A backend
     /// whose pages cannot change without an input (server-rendered, no timers, no fetches) gives

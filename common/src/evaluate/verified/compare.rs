@@ -4,6 +4,8 @@
 //! order, or greedily without order (each expected item takes the first
 //! unmatched equal actual item; every actual item must be taken); a leaf
 //! compares by its type's equality. Each difference is one assertion message.
+//! An expected object with no key (left so when every expected post field is
+//! ignored) is an error, as the package raises on it: it checks nothing.
 
 use serde_json::Value;
 
@@ -21,8 +23,9 @@ pub struct Opts<'a> {
     pub sites: &'a Sites,
 }
 
-/// The failures found comparing `actual` with `expected` (empty: equal).
-pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Vec<String> {
+/// The failures found comparing `actual` with `expected` (empty: equal); `Err` where the package
+/// raises (an expected object with no key), which makes the evaluator an error.
+pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Result<Vec<String>, String> {
     // A raw list or dict is compared as one, as Python dispatches on the value's type.
     let (lifted_a, lifted_e);
     let actual = match lift(actual) {
@@ -40,16 +43,19 @@ pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Vec<Stri
         None => expected,
     };
     if expected.is_none() && actual.is_none() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     if expected.is_none() || actual.is_none() {
-        return vec![format!("{path}: expected {}, got {}", expected.to_json(), actual.to_json())];
+        return Ok(vec![format!("{path}: expected {}, got {}", expected.to_json(), actual.to_json())]);
     }
     match expected {
         Norm::Map(exp) => {
             let Norm::Map(act) = actual else {
-                return vec![format!("{path}: expected a structured object, got {}", actual.to_json())];
+                return Ok(vec![format!("{path}: expected a structured object, got {}", actual.to_json())]);
             };
+            if exp.is_empty() {
+                return Err(format!("{path}: expected object must have at least one key"));
+            }
             let mut out = Vec::new();
             let missing: Vec<&str> =
                 exp.iter().filter(|(k, _)| !act.iter().any(|(a, _)| a == k)).map(|(k, _)| k.as_str()).collect();
@@ -66,30 +72,35 @@ pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Vec<Stri
                     continue;
                 }
                 if let Some((_, a)) = act.iter().find(|(ak, _)| ak == k) {
-                    out.extend(compare(a, e, &format!("{path}.{k}"), o));
+                    out.extend(compare(a, e, &format!("{path}.{k}"), o)?);
                 }
             }
-            out
+            Ok(out)
         }
         Norm::Seq(exp) => {
             let Norm::Seq(act) = actual else {
-                return vec![format!("{path}: expected an array, got {}", actual.to_json())];
+                return Ok(vec![format!("{path}: expected an array, got {}", actual.to_json())]);
             };
             if o.ordered {
                 let mut out = Vec::new();
                 for (i, (e, a)) in exp.iter().zip(act).enumerate() {
-                    out.extend(compare(a, e, &format!("{path}[{i}]"), o));
+                    out.extend(compare(a, e, &format!("{path}[{i}]"), o)?);
                 }
                 if exp.len() != act.len() {
                     out.push(format!("{path}: expected {} items in order, got {}", exp.len(), act.len()));
                 }
-                return out;
+                return Ok(out);
             }
             let mut taken = vec![false; act.len()];
             let mut missing = 0;
             for (i, e) in exp.iter().enumerate() {
-                let hit =
-                    (0..act.len()).find(|&j| !taken[j] && compare(&act[j], e, &format!("{path}[{i}]"), o).is_empty());
+                let mut hit = None;
+                for j in (0..act.len()).filter(|&j| !taken[j]) {
+                    if compare(&act[j], e, &format!("{path}[{i}]"), o)?.is_empty() {
+                        hit = Some(j);
+                        break;
+                    }
+                }
                 match hit {
                     Some(j) => taken[j] = true,
                     None => missing += 1,
@@ -97,21 +108,21 @@ pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Vec<Stri
             }
             let extra = taken.iter().filter(|t| !**t).count();
             if missing > 0 || extra > 0 {
-                return vec![format!(
+                return Ok(vec![format!(
                     "{path}: {} of {} expected items matched, {missing} missing, {extra} extra (expected {}, got {})",
                     exp.len() - missing,
                     exp.len(),
                     expected.to_json(),
                     actual.to_json()
-                )];
+                )]);
             }
-            Vec::new()
+            Ok(Vec::new())
         }
         _ => {
             if leaf_eq(expected, actual, o.sites) {
-                Vec::new()
+                Ok(Vec::new())
             } else {
-                vec![format!("{path}: expected {}, got {}", expected.to_json(), actual.to_json())]
+                Ok(vec![format!("{path}: expected {}, got {}", expected.to_json(), actual.to_json())])
             }
         }
     }

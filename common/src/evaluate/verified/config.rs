@@ -25,6 +25,24 @@ pub struct Verified {
     pub evaluators: Vec<EvaluatorCfg>,
 }
 
+impl Verified {
+    /// Whether a `NetworkEventEvaluator` reads the attempt's network trace.
+    pub fn reads_network(&self) -> bool {
+        self.evaluators.iter().any(|e| matches!(e, EvaluatorCfg::NetworkEventEvaluator(_)))
+    }
+
+    /// Whether a `NetworkEventEvaluator` reads a response's content: the attempt must then record
+    /// response bodies (the assignment's `network_bodies`), which it otherwise leaves out.
+    pub fn reads_response_content(&self) -> bool {
+        self.evaluators.iter().any(|e| match e {
+            EvaluatorCfg::NetworkEventEvaluator(n) => {
+                n.expected.response_content.as_ref().is_some_and(|c| !c.is_empty())
+            }
+            EvaluatorCfg::AgentResponseEvaluator(_) => false,
+        })
+    }
+}
+
 /// One evaluator of a WebArena-Verified task, tagged by `evaluator`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "evaluator")]

@@ -14,7 +14,10 @@
 //!
 //! [`evaluate_verified`] runs every evaluator of a task: the task succeeds
 //! when all do; an evaluator that raised in the package is an error here
-//! too, and makes the task an error ([`EvalStatus::Error`]).
+//! too, and makes the task an error ([`EvalStatus::Error`]). A run scores
+//! with them when [`scoring`] says so (`--evaluator webarena-verified` and a
+//! task of this format); an attempt that recorded no trace is scored by
+//! [`evaluate_verified_untraced`], its network evaluators then errors.
 
 pub mod compare;
 pub mod config;
@@ -32,7 +35,7 @@ pub use urlnorm::Sites;
 
 use serde_json::Value;
 
-use super::Verdict;
+use super::{Mode, Verdict};
 use crate::har::Har;
 use crate::task::{SiteBases, Task};
 
@@ -95,14 +98,47 @@ impl VerifiedScored {
     pub fn lines(&self) -> Vec<String> {
         self.evaluators
             .iter()
-            .map(|e| format!("{} {}: {}", e.evaluator, e.status.as_str(), e.messages.join("; ")))
+            .map(|e| match e.messages.as_slice() {
+                [] => format!("{} {}", e.evaluator, e.status.as_str()),
+                why => format!("{} {}: {}", e.evaluator, e.status.as_str(), why.join("; ")),
+            })
             .collect()
     }
+}
+
+/// The WebArena-Verified evaluators that score `task` under `mode`: the task's own, under
+/// `--evaluator webarena-verified`; `None` for a WebArena task, or under `webarena` and `strict`
+/// (where such a task is invalid, [`super::evaluate`]).
+pub fn scoring(task: &Task, mode: Mode) -> Option<&Verified> {
+    task.eval.verified.as_ref().filter(|_| mode == Mode::WebArenaVerified)
 }
 
 /// Scores a WebArena-Verified task (placeholders not resolved) on the agent's final answer
 /// (`""` when it gave none) and the attempt's network trace, the sites at `bases`.
 pub fn evaluate_verified(task: &Task, response_text: &str, har: &Har, bases: &SiteBases) -> VerifiedScored {
+    run(task, response_text, bases, |cfg, cx| network::evaluate(cfg, har, cx))
+}
+
+/// Scores a WebArena-Verified task whose attempt recorded no network trace (`why` says why): its
+/// response is judged, and each `NetworkEventEvaluator` is an error, which makes the task one,
+/// never a failure (a trace that was never recorded says nothing about what the agent did).
+pub fn evaluate_verified_untraced(task: &Task, response_text: &str, bases: &SiteBases, why: &str) -> VerifiedScored {
+    run(task, response_text, bases, |cfg, _| EvaluatorOutcome {
+        evaluator: "NetworkEventEvaluator",
+        status: EvalStatus::Error(why.to_string()),
+        expected: serde_json::to_value(&cfg.expected).unwrap_or(Value::Null),
+        actual: Value::Null,
+        messages: vec![why.to_string()],
+    })
+}
+
+/// Runs every evaluator of the task, the network ones through `network`, and combines their statuses.
+fn run(
+    task: &Task,
+    response_text: &str,
+    bases: &SiteBases,
+    network: impl Fn(&config::NetworkEventCfg, &network::Cx) -> EvaluatorOutcome,
+) -> VerifiedScored {
     let error = |e: String| VerifiedScored { status: EvalStatus::Error(e), evaluators: Vec::new() };
     let Some(verified) = &task.eval.verified else {
         return error(format!("task {} has no WebArena-Verified evaluators", task.task_id));
@@ -132,7 +168,7 @@ pub fn evaluate_verified(task: &Task, response_text: &str, har: &Har, bases: &Si
                 response::evaluate(a, response_text, &sites, task_type == "RETRIEVE")
             }
             EvaluatorCfg::NetworkEventEvaluator(n) => {
-                network::evaluate(n, har, &network::Cx { sites: &sites, navigate_task: task_type == "NAVIGATE" })
+                network(n, &network::Cx { sites: &sites, navigate_task: task_type == "NAVIGATE" })
             }
         });
     }
@@ -146,4 +182,76 @@ pub fn evaluate_verified(task: &Task, response_text: &str, har: &Har, bases: &Si
         EvalStatus::Failure
     };
     VerifiedScored { status, evaluators: outcomes }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn task(network: Value) -> Task {
+        let v = json!({"sites": ["gitlab"], "task_id": 3, "intent_template_id": 1, "start_urls": ["__GITLAB__"],
+            "intent": "Change the bio", "intent_template": "Change the bio", "instantiation_dict": {}, "revision": 1,
+            "eval": [{"evaluator": "AgentResponseEvaluator", "results_schema": {"type": "null"},
+                      "expected": {"task_type": "mutate", "status": "SUCCESS", "retrieved_data": null}},
+                     {"evaluator": "NetworkEventEvaluator", "expected": network}]});
+        config::task_from_value(&v).unwrap()
+    }
+
+    #[test]
+    fn only_webarena_verified_scores_with_them_and_only_response_content_asks_for_bodies() {
+        let post = task(json!({"url": "__GITLAB__/-/profile", "http_method": "POST"}));
+        let body = task(json!({"url": "__GITLAB__/api/v4/user", "response_content": {"bio": "x"}}));
+        assert!(scoring(&post, Mode::WebArena).is_none() && scoring(&post, Mode::Strict).is_none());
+        let v = scoring(&post, Mode::WebArenaVerified).unwrap();
+        assert!(v.reads_network() && !v.reads_response_content());
+        assert!(scoring(&body, Mode::WebArenaVerified).unwrap().reads_response_content());
+        let mut webarena = post.clone();
+        webarena.eval.verified = None;
+        assert!(scoring(&webarena, Mode::WebArenaVerified).is_none());
+    }
+
+    #[test]
+    fn expected_post_data_left_empty_by_its_ignored_fields_is_an_error_as_the_package_raises() {
+        let t = task(json!({"url": "__GITLAB__/-/profile", "http_method": "POST", "post_data": {"bio": "x"}}));
+        let mut t_ignored = t.clone();
+        if let Some(EvaluatorCfg::NetworkEventEvaluator(n)) =
+            t_ignored.eval.verified.as_mut().unwrap().evaluators.get_mut(1)
+        {
+            n.ignored_post_data_params_patterns = Some(vec!["bio".into()]);
+        }
+        let mut bases = SiteBases::default();
+        bases.insert(crate::task::SiteKey::Gitlab, "http://h:1");
+        let har: Har = serde_json::from_value(json!({"log": {"entries": [{
+            "request": {"method": "POST", "url": "http://h:1/-/profile", "headers": [],
+                        "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "bio=x"}},
+            "response": {"status": 200}}]}}))
+        .unwrap();
+        let answer = r#"{"task_type": "MUTATE", "status": "SUCCESS", "retrieved_data": null}"#;
+        assert_eq!(evaluate_verified(&t, answer, &har, &bases).status, EvalStatus::Success);
+        let s = evaluate_verified(&t_ignored, answer, &har, &bases);
+        assert!(
+            matches!(&s.evaluators[1].status, EvalStatus::Error(e) if e.contains("must have at least one key")),
+            "{:?}",
+            s.evaluators[1]
+        );
+        assert!(matches!(s.status, EvalStatus::Error(_)));
+    }
+
+    #[test]
+    fn an_attempt_without_a_trace_is_an_error_never_a_failure() {
+        let t = task(json!({"url": "__GITLAB__/-/profile", "http_method": "POST"}));
+        let mut bases = SiteBases::default();
+        bases.insert(crate::task::SiteKey::Gitlab, "http://h:1");
+        let answer = r#"{"task_type": "MUTATE", "status": "SUCCESS", "retrieved_data": null}"#;
+        let s = evaluate_verified_untraced(&t, answer, &bases, "no trace was recorded");
+        assert_eq!(s.status, EvalStatus::Error("no trace was recorded".into()));
+        assert_eq!(s.evaluators[0].status, EvalStatus::Success, "the response is still judged");
+        assert_eq!(s.evaluators[1].messages, ["no trace was recorded"]);
+        assert_eq!(s.evaluators[1].expected["url"], "__GITLAB__/-/profile");
+        // With a trace that lacks the request, the same task fails.
+        let traced = evaluate_verified(&t, answer, &Har::default(), &bases);
+        assert_eq!(traced.status, EvalStatus::Failure);
+    }
 }

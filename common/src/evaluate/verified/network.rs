@@ -269,7 +269,7 @@ fn run(cfg: &NetworkEventCfg, har: &Har, cx: &Cx) -> Result<(Vec<String>, Value)
     let opts = Opts { ordered: false, ignored_values_keys: &[], ignore_extra_keys: true, sites };
     let mut last_failures = Vec::new();
     for a in &actual {
-        let f = compare::compare(a, &expected, "network_event", &opts);
+        let f = compare::compare(a, &expected, "network_event", &opts)?;
         if f.is_empty() {
             return Ok((Vec::new(), actual_json));
         }

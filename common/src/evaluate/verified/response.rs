@@ -163,7 +163,7 @@ fn run(
     };
     let actual_json = actual.to_json();
     let opts = Opts { ordered: false, ignored_values_keys: &["retrieved_data"], ignore_extra_keys: false, sites };
-    let mut failures = compare::compare(&actual, &expected, "agent_response", &opts);
+    let mut failures = compare::compare(&actual, &expected, "agent_response", &opts)?;
     let Norm::Map(entries) = &actual else { return Ok((failures, actual_json)) };
     if !retrieve_task || entries.is_empty() {
         return Ok((failures, actual_json));
@@ -178,7 +178,7 @@ fn run(
         }
         (false, false) => {
             let o = Opts { ordered: cfg.ordered, ignored_values_keys: &[], ignore_extra_keys: false, sites };
-            failures.extend(compare::compare(&got, &want, "retrieved_data", &o));
+            failures.extend(compare::compare(&got, &want, "retrieved_data", &o)?);
         }
     }
     Ok((failures, actual_json))
