@@ -109,7 +109,7 @@ async fn observe_click_type_and_locate_on_a_real_page() {
         &[
             Step::Fill { target: t("textbox", "Search"), text: "plum".into() },
             Step::Click { target: t("button", "Go") },
-            Step::Read { target: t("heading", "Results for plum"), pattern: None },
+            Step::Read { target: t("heading", "Results for plum"), pattern: None, values: None },
         ],
         &ph,
     )

@@ -295,7 +295,7 @@ mod tests {
         b.step(&Step::Fill { target: t("searchbox", "Search"), text: "a b&c".into() }).await.unwrap();
         b.step(&Step::Select { target: t("combobox", "Kind"), option: "Beta".into() }).await.unwrap();
         b.step(&Step::Press { target: t("searchbox", "Search"), key: "Enter".into() }).await.unwrap();
-        let read = b.step(&Step::Read { target: t("status", "Query"), pattern: None }).await.unwrap();
+        let read = b.step(&Step::Read { target: t("status", "Query"), pattern: None, values: None }).await.unwrap();
         assert_eq!(read.as_deref(), Some("q=a+b%26c&k=b"));
         assert!(b.step(&Step::Fill { target: t("status", "Query"), text: "x".into() }).await.is_err());
     }
