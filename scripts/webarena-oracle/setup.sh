@@ -16,12 +16,22 @@ pins=(libwebarena==0.0.5 nltk==3.10.4 playwright==1.44.0)
 nltk_wheel=llama-index-core==0.14.25
 stamp="$dir/ready-$(printf '%s\n' "${pins[@]}" "$nltk_wheel" | sha256sum | cut -c1-16)"
 
-if [ -f "$stamp" ] && [ -x "$dir/venv/bin/python" ]; then
+ready() { [ -f "$stamp" ] && [ -x "$dir/venv/bin/python" ]; }
+if ready; then
   echo "$dir/venv/bin/python"
   exit 0
 fi
 
+# One build at a time: tests running in parallel each call this script, and a second build would delete the
+# first's files under it. The lock is DIR/.setup.lock, held until this script exits; a build that finished
+# while this one waited is taken as it is.
 mkdir -p "$dir"
+exec 9>"$dir/.setup.lock"
+flock 9
+if ready; then
+  echo "$dir/venv/bin/python"
+  exit 0
+fi
 rm -rf "$dir/venv" "$dir/nltk_data" "$dir/download" "$dir"/ready-*
 mkdir -p "$dir/download"
 

@@ -13,12 +13,22 @@ dir="${1:?usage: setup.sh DIR}"
 pins=(webarena-verified==1.2.3)
 stamp="$dir/ready-$(printf '%s\n' "${pins[@]}" | sha256sum | cut -c1-16)"
 
-if [ -f "$stamp" ] && [ -x "$dir/venv/bin/python" ]; then
+ready() { [ -f "$stamp" ] && [ -x "$dir/venv/bin/python" ]; }
+if ready; then
   echo "$dir/venv/bin/python"
   exit 0
 fi
 
+# One build at a time: tests running in parallel each call this script, and a second build would delete the
+# first's files under it. The lock is DIR/.setup.lock, held until this script exits; a build that finished
+# while this one waited is taken as it is.
 mkdir -p "$dir"
+exec 9>"$dir/.setup.lock"
+flock 9
+if ready; then
+  echo "$dir/venv/bin/python"
+  exit 0
+fi
 rm -rf "$dir/venv" "$dir/download" "$dir"/ready-*
 mkdir -p "$dir/download"
 
