@@ -448,7 +448,8 @@ impl Driver {
                 }
             }
         }
-        Session::open(self).await
+        let span = tracing::info_span!("new_browser");
+        tracing::Instrument::instrument(Session::open(self), span).await
     }
 
     /// Takes a session back after an attempt whose browser is healthy: its
@@ -476,7 +477,8 @@ impl Driver {
             }
             // Made now, the next attempt's context and tab are ready by its checkout, where only
             // DevTools attach to the tab.
-            match session.make_context().await {
+            let span = tracing::info_span!("spare_context");
+            match tracing::Instrument::instrument(session.make_context(), span).await {
                 Ok(s) => spare = Some(s),
                 Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
             }
@@ -1368,7 +1370,16 @@ impl Session {
     }
 
     /// [`Session::settle`], saying whether the page settled (`false`: `limit` ran out first).
-    async fn settle_within(&self, mut mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
+    async fn settle_within(&self, mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
+        let span = skillshift_telemetry::spans::settle();
+        let settled = tracing::Instrument::instrument(self.settle_wait(mark, limit), span.clone()).await;
+        if let Ok(s) = &settled {
+            skillshift_telemetry::spans::record_settled(&span, *s);
+        }
+        settled
+    }
+
+    async fn settle_wait(&self, mut mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
         let start = Instant::now();
         let probe = format!(
             "new Promise(r => setTimeout(() => r([window.__skillshiftMark === {}, document.readyState, \
