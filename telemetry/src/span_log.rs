@@ -2,11 +2,13 @@
 //! without Jaeger (`scripts/bench/phases.sh` reads it; docs/performance.md has the table).
 //!
 //! `SKILLSHIFT_SPAN_LOG=FILE` turns it on. Each line is
-//! `{"name": .., "id": .., "parent": .., "start_us": .., "wall_us": .., "fields": {..}}`: the span's
-//! name, its id and its parent's (0 for a root) as the process numbers them, when it opened
-//! (microseconds since the log was opened) and how long it lived from opening to closing (what an
-//! async phase took on the clock, its waits included), and its fields as text, those recorded
-//! after it opened included. Spans of the project's crates are logged down to DEBUG, so the
+//! `{"name": .., "id": .., "parent": .., "start_us": .., "wall_us": .., "entered_us": .., "busy_us": ..,
+//! "fields": {..}}`: the span's name, its id and its parent's (0 for a root) as the process numbers
+//! them, when it opened (microseconds since the log was opened) and how long it lived from opening to
+//! closing, when it was first entered and how long from then to its last exit (what an instrumented
+//! async phase took on the clock, its waits included, without the time its handle was kept after
+//! the work; both absent for a span never entered), and its fields as text, those recorded after it
+//! opened included. Spans of the project's crates are logged down to DEBUG, so the
 //! phases that only this log needs (a record's delivery, say) cost nothing elsewhere.
 //!
 //! Without the variable the layer's filter enables nothing, so no call site is enabled on its
@@ -121,6 +123,8 @@ impl SpanLog {
 /// What the layer keeps on an open span.
 struct Open {
     at: Instant,
+    /// The first enter and the last exit.
+    entered: Option<(Instant, Instant)>,
     fields: BTreeMap<&'static str, String>,
 }
 
@@ -144,7 +148,7 @@ where
         let Some(span) = ctx.span(id) else { return };
         let mut fields = BTreeMap::new();
         attrs.record(&mut Fields(&mut fields));
-        span.extensions_mut().insert(Open { at: Instant::now(), fields });
+        span.extensions_mut().insert(Open { at: Instant::now(), entered: None, fields });
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
@@ -155,6 +159,26 @@ where
         }
     }
 
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut extensions = span.extensions_mut();
+        if let Some(open) = extensions.get_mut::<Open>() {
+            let now = Instant::now();
+            let first = open.entered.map_or(now, |(first, _)| first);
+            open.entered = Some((first, now));
+        }
+    }
+
+    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut extensions = span.extensions_mut();
+        if let Some(open) = extensions.get_mut::<Open>() {
+            if let Some((_, last)) = open.entered.as_mut() {
+                *last = Instant::now();
+            }
+        }
+    }
+
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(&id) else { return };
         let Some(open) = span.extensions_mut().remove::<Open>() else { return };
@@ -162,12 +186,17 @@ where
         let mut line = String::with_capacity(160);
         let _ = write!(
             line,
-            "{{\"name\":{},\"id\":{},\"parent\":{parent},\"start_us\":{},\"wall_us\":{},\"fields\":{{",
+            "{{\"name\":{},\"id\":{},\"parent\":{parent},\"start_us\":{},\"wall_us\":{},",
             quoted(span.name()),
             id.into_u64(),
             self.since_epoch_us(open.at),
             open.at.elapsed().as_micros()
         );
+        if let Some((first, last)) = open.entered {
+            let busy = last.saturating_duration_since(first).as_micros();
+            let _ = write!(line, "\"entered_us\":{},\"busy_us\":{busy},", self.since_epoch_us(first));
+        }
+        line.push_str("\"fields\":{");
         for (i, (k, v)) in open.fields.iter().enumerate() {
             let _ = write!(line, "{}{}:{}", if i > 0 { "," } else { "" }, quoted(k), quoted(v));
         }
@@ -217,11 +246,13 @@ mod tests {
             run.record("steps", 3);
             // Another crate's span is not the log's.
             drop(tracing::info_span!(target: "hyper", "conn").entered());
+            // A span never entered has no busy window.
+            drop(tracing::info_span!(target: "skillshift_worker::x", "held"));
         });
         log.flush();
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines.len(), 3, "{text}");
         assert_eq!(lines[0]["name"], "settle");
         assert_eq!(lines[0]["fields"]["settled"], "true");
         assert_eq!(lines[1]["name"], "run");
@@ -229,6 +260,13 @@ mod tests {
         assert_eq!(lines[0]["parent"], lines[1]["id"], "the child names its parent");
         assert_eq!(lines[1]["fields"]["uid"], "a\"b");
         assert_eq!(lines[1]["fields"]["steps"], "3", "a field recorded later is kept");
+        assert!(lines[1]["busy_us"].as_u64().is_some() && lines[1]["entered_us"].as_u64().is_some(), "{text}");
+        assert!(
+            lines[1]["busy_us"].as_u64() <= lines[1]["wall_us"].as_u64(),
+            "the busy window lies within the span's life"
+        );
+        assert_eq!(lines[2]["name"], "held");
+        assert!(lines[2].get("busy_us").is_none(), "never entered: {text}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -1155,6 +1155,15 @@ impl Session {
         conn.with_trace(|t| t.take())
     }
 
+    /// Sends one DevTools command to the browser itself (the `Target` domain), not to a tab; an error
+    /// when the browser's DevTools are not open.
+    pub async fn browser_cdp(&self, cmd: &str, params: Value) -> Result<Value, BrowserError> {
+        let Some(conn) = &self.devtools else {
+            return Err(BrowserError::Session(format!("{cmd} needs the browser's devtools socket")));
+        };
+        browser_call(conn, cmd, params, self.cfg.call_timeout).await
+    }
+
     /// Sends one DevTools command and returns its result object.
     pub async fn cdp(&self, cmd: &str, params: Value) -> Result<Value, BrowserError> {
         self.cdp_within(cmd, params, self.cfg.call_timeout).await
@@ -1232,6 +1241,27 @@ impl Session {
             return deadline(&what, limit, navigated).await;
         }
         deadline(&what, limit, async { self.client.goto(url).await.map_err(|e| nav_error(url, e)) }).await
+    }
+
+    /// `Page.navigate` and then the tab's `Page.loadEventFired`, nothing else, at most `limit`: a
+    /// navigation's floor (`skillshift bench floors`). Attempts navigate with [`Session::goto`], which
+    /// also tells a navigation that failed or never began from one that loaded.
+    pub async fn navigate_bare(&self, url: &str, limit: Duration) -> Result<(), BrowserError> {
+        let Some(page) = self.page() else {
+            return Err(BrowserError::Session("a bare navigation needs the tab's devtools".into()));
+        };
+        let mut events = page.conn.events(Some(&page.session));
+        let what = format!("bare navigation to {url}");
+        deadline(&what, limit, async {
+            direct_call(&page, "Page.navigate", json!({"url": url}), limit).await?;
+            while let Some(e) = events.next_within(limit).await {
+                if e.method == "Page.loadEventFired" {
+                    return Ok(());
+                }
+            }
+            Err(BrowserError::Timeout { what: what.clone(), ms: limit.as_millis() })
+        })
+        .await
     }
 
     pub async fn back(&self) -> Result<(), BrowserError> {
