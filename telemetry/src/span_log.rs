@@ -246,6 +246,7 @@ mod tests {
             run.record("steps", 3);
             // Another crate's span is not the log's.
             drop(tracing::info_span!(target: "hyper", "conn").entered());
+            drop(run);
             // A span never entered has no busy window.
             drop(tracing::info_span!(target: "skillshift_worker::x", "held"));
         });
