@@ -1,12 +1,16 @@
 //! `skillshift bench step --url URL [--steps N] [--json]`: the harness's own cost
 //! per step on any page, no agent (`skillshift_worker::bench`; figures and the
-//! comparison with BrowserGym in docs/performance.md).
+//! comparison with BrowserGym in docs/performance.md). `bench floors`: each attempt
+//! phase's work done bare on the fixture sites' start pages (`skillshift_worker::floors`).
+//! `bench pages`: observation cost against page size (`skillshift_worker::bench_pages`).
 
 use std::process::ExitCode;
 
 use anyhow::Context;
 use skillshift_worker::bench::{self, percentile_ms};
+use skillshift_worker::bench_pages;
 use skillshift_worker::browser::{BrowserConfig, Driver};
+use skillshift_worker::floors::{self, FloorPage};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,6 +22,34 @@ pub struct Args {
 enum Command {
     /// Time observation and action per step on one page.
     Step(StepArgs),
+    /// Time each attempt phase's work done bare (one DevTools call, one navigation) on the fixture sites'
+    /// start pages: the floors of `scripts/bench/phases.sh`'s table.
+    Floors(FloorsArgs),
+    /// Time observations of generated pages of growing size, Chrome's part apart from ours.
+    Pages(PagesArgs),
+}
+
+#[derive(clap::Args)]
+struct FloorsArgs {
+    /// Rounds over the six site-versions' start pages.
+    #[arg(long, default_value_t = 20)]
+    rounds: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct PagesArgs {
+    /// Page sizes, in accessibility nodes.
+    #[arg(long, value_delimiter = ',', default_value = "200,1000,5000,20000")]
+    nodes: Vec<usize>,
+    /// Observations timed per size.
+    #[arg(long, default_value_t = 20)]
+    rounds: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -36,7 +68,100 @@ struct StepArgs {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Step(a) => step(a),
+        Command::Floors(a) => floors(a),
+        Command::Pages(a) => pages(a),
     }
+}
+
+/// The page an attempt on each fixture site-version starts on most often (its tasks' commonest start URL).
+fn start_path(site: skillshift_common::Site) -> &'static str {
+    match site {
+        skillshift_common::Site::Gitlab => "/",
+        skillshift_common::Site::Magento => "/admin/admin/dashboard/",
+        skillshift_common::Site::Wordpress => "/wp-admin/",
+    }
+}
+
+fn floors(args: FloorsArgs) -> anyhow::Result<ExitCode> {
+    if args.rounds == 0 {
+        anyhow::bail!("--rounds must be at least 1");
+    }
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let result = runtime.block_on(async {
+        let sites = skillshift_sites::serve_all("127.0.0.1", 0).await.context("serving the fixture sites")?;
+        let mut pages = Vec::new();
+        for h in &sites {
+            let cookies = h.login_cookies().await.map_err(anyhow::Error::msg)?;
+            pages.push(FloorPage { url: format!("{}{}", h.base_url, start_path(h.site)), cookies });
+        }
+        let driver = Driver::new(BrowserConfig::default());
+        let r = floors::run(&driver, &pages, args.rounds).await;
+        driver.shutdown().await;
+        for h in sites {
+            h.shutdown().await;
+        }
+        r.context("bench floors")
+    })?;
+    let json = result.to_json();
+    if args.json {
+        return super::write_stdout(&format!("{json}\n"));
+    }
+    let mut s = format!(
+        "{} rounds over {} pages\n\n| floor | what | n | p50 ms | p90 ms |\n| --- | --- | ---: | ---: | ---: |\n",
+        result.rounds,
+        result.pages.len()
+    );
+    if let Some(rows) = json["floors"].as_object() {
+        for (key, v) in rows {
+            s.push_str(&format!(
+                "| {key} | {} | {} | {:.1} | {:.1} |\n",
+                v["what"].as_str().unwrap_or(""),
+                v["n"],
+                v["p50"].as_f64().unwrap_or(0.0),
+                v["p90"].as_f64().unwrap_or(0.0)
+            ));
+        }
+    }
+    super::write_stdout(&s)
+}
+
+fn pages(args: PagesArgs) -> anyhow::Result<ExitCode> {
+    if args.rounds == 0 || args.nodes.is_empty() {
+        anyhow::bail!("--rounds and --nodes must each be at least 1");
+    }
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runs = runtime.block_on(async {
+        let driver = Driver::new(BrowserConfig::default());
+        let r = bench_pages::run(&driver, &args.nodes, args.rounds).await;
+        driver.shutdown().await;
+        r
+    });
+    let runs = runs.context("bench pages")?;
+    if args.json {
+        let all: Vec<serde_json::Value> = runs.iter().map(|r| r.to_json()).collect();
+        return super::write_stdout(&format!("{}\n", serde_json::Value::Array(all)));
+    }
+    let mut s = String::from(
+        "| nodes (asked) | rows | observation chars | Chrome's getFullAXTree p50 (p90) ms | our parse p50 ms | \
+         our render p50 ms | whole observation p50 (p90) ms |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for r in &runs {
+        let p = |v: &[std::time::Duration], q| percentile_ms(v, q);
+        s.push_str(&format!(
+            "| {} ({}) | {} | {} | {:.1} ({:.1}) | {:.1} | {:.1} | {:.1} ({:.1}) |\n",
+            r.nodes,
+            r.target,
+            r.rows,
+            r.chars,
+            p(&r.chrome, 0.5),
+            p(&r.chrome, 0.9),
+            p(&r.parse, 0.5),
+            p(&r.render, 0.5),
+            p(&r.observe, 0.5),
+            p(&r.observe, 0.9)
+        ));
+    }
+    super::write_stdout(&s)
 }
 
 fn step(args: StepArgs) -> anyhow::Result<ExitCode> {

@@ -26,6 +26,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::Layer;
 
 use crate::config::{SamplerChoice, TelemetryConfig};
+use crate::span_log::SpanLog;
 use crate::TelemetryError;
 
 /// Whether chat spans carry prompt and response content (set once by [`init`]).
@@ -43,6 +44,7 @@ const SILENCED: [&str; 8] =
 #[must_use = "dropping the guard without shutdown() may lose the last spans"]
 pub struct Guard {
     provider: Option<SdkTracerProvider>,
+    span_log: SpanLog,
 }
 
 impl std::fmt::Debug for Guard {
@@ -61,6 +63,7 @@ impl Guard {
     /// `deadline`. A collector that does not answer in time costs the spans
     /// still buffered, never a hung shutdown.
     pub async fn shutdown(mut self, deadline: Duration) -> Result<(), TelemetryError> {
+        self.span_log.flush();
         let Some(provider) = self.provider.take() else {
             return Ok(());
         };
@@ -79,6 +82,7 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        self.span_log.flush();
         if let Some(provider) = self.provider.take() {
             // Not shut down explicitly: stop the exporter without waiting on
             // the runtime (which may be the one running this drop).
@@ -117,12 +121,18 @@ pub fn subscriber(
         .with_target(false)
         .with_span_events(span_events)
         .with_filter(log_filter);
+    // `SKILLSHIFT_SPAN_LOG=FILE`: every closed span as a JSON line (crate::span_log); its filter enables
+    // nothing without the variable.
+    let span_log = SpanLog::from_env().map_err(TelemetryError::Config)?;
+    let spans = span_log.clone().with_filter(span_log.filter());
 
     // Two subscriber shapes rather than an `Option` layer: a `None` layer
     // still answers "interested" for every callsite, which would make the
     // run's spans live (and cost) without an endpoint.
     match &config.otlp_endpoint {
-        None => Ok((Box::new(tracing_subscriber::registry().with(fmt)), Guard { provider: None })),
+        None => {
+            Ok((Box::new(tracing_subscriber::registry().with(fmt).with(spans)), Guard { provider: None, span_log }))
+        }
         Some(endpoint) => {
             let provider = provider(config, endpoint)?;
             let tracer = provider.tracer("skillshift");
@@ -132,8 +142,8 @@ pub fn subscriber(
                 .with_threads(false)
                 .with_location(false)
                 .with_filter(export_filter());
-            let subscriber = tracing_subscriber::registry().with(fmt).with(otel);
-            Ok((Box::new(subscriber), Guard { provider: Some(provider) }))
+            let subscriber = tracing_subscriber::registry().with(fmt).with(spans).with(otel);
+            Ok((Box::new(subscriber), Guard { provider: Some(provider), span_log }))
         }
     }
 }

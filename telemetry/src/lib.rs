@@ -8,6 +8,8 @@
 //! * [`context`]: W3C `traceparent` in and out, and trace ids for records.
 //! * [`spans`]: the spans of one attempt (sweep, attempt, run, reset, login,
 //!   step, observe, act, skill, score) with their fields.
+//! * [`span_log`]: `SKILLSHIFT_SPAN_LOG=FILE`, every closed span as a JSON line,
+//!   for measuring an attempt's phases (`scripts/bench/phases.sh`).
 //! * [`genai`]: LLM calls as `chat {model}` spans under the GenAI conventions.
 //! * [`metrics`]: the coordinator's and the worker's Prometheus metrics and
 //!   the `/metrics` endpoint.
@@ -17,6 +19,7 @@ pub mod context;
 pub mod genai;
 pub mod init;
 pub mod metrics;
+pub mod span_log;
 pub mod spans;
 
 pub use config::{SamplerChoice, TelemetryArgs, TelemetryConfig};

@@ -6,13 +6,21 @@
 //! attempt            coordinator: uid family site condition treatment rep attempt worker sweep
 //! └─ run             worker: parented on the assignment's traceparent
 //!    ├─ reset        site reset to its seeded state
+//!    ├─ new_context  or `new_browser`: the attempt's clean browser (worker::browser)
 //!    ├─ login
+//!    ├─ setup        perturbations, tab hooks, geolocation
 //!    ├─ start        the start page(s): tabs
 //!    ├─ step         one per agent step: step, action, error
 //!    │  ├─ observe
 //!    │  ├─ chat {model}   the LLM call (GenAI conventions, see `genai`)
-//!    │  └─ act       or `skill` (skill, result, reason) with its own steps
-//!    └─ score        one event per evaluator, verdicts summarised
+//!    │  ├─ screenshot     beside
+//!    │  └─ act       or `skill` (skill, result, reason) with its own steps, each `locate` (role,
+//!    │               looks) then its input, and `settle` (settled) after an input or a navigation
+//!    ├─ score        one event per evaluator, verdicts summarised
+//!    ├─ network      the network trace taken from the browser
+//!    ├─ dispose_context, spare_context   the browser handed back (worker::browser)
+//!    └─ finish       the record and trajectory assembled
+//! deliver            DEBUG, a root: the record written to the worker's outbox (uid)
 //! ```
 //!
 //! A `sweep` span lives as long as the sweep runs in this coordinator process;
@@ -127,6 +135,60 @@ pub fn login(site: &str) -> Span {
 /// of the attempt's fresh browser context.
 pub fn start(tabs: usize) -> Span {
     tracing::info_span!("start", tabs = i64::try_from(tabs).unwrap_or(i64::MAX), error = Empty)
+}
+
+/// Making the attempt's page what the condition says before the start page: the perturbations
+/// installed, every tab's hooks (network trace, dialogs) and the task's geolocation.
+pub fn setup() -> Span {
+    tracing::info_span!("setup")
+}
+
+/// Waiting for the page to be done with an input or a navigation (`Session::settle`); `settled`
+/// is false when the wait ran out first.
+pub fn settle() -> Span {
+    tracing::info_span!("settle", settled = Empty)
+}
+
+/// Whether the page settled within its wait.
+pub fn record_settled(span: &Span, settled: bool) {
+    span.record("settled", settled);
+}
+
+/// Finding a skill step's target on the page (`skill_runtime::resolve`): `looks` asks of Chrome.
+pub fn locate(role: &str) -> Span {
+    tracing::info_span!("locate", role = %role, looks = Empty)
+}
+
+/// How many times a locator read the page.
+pub fn record_looks(span: &Span, looks: u32) {
+    span.record("looks", i64::from(looks));
+}
+
+/// A trajectory screenshot; `beside` when it was taken while the agent's reply was awaited (the
+/// step waited only for what it outlasted the reply).
+pub fn screenshot(beside: bool) -> Span {
+    tracing::info_span!("screenshot", beside)
+}
+
+/// The attempt's network trace taken from the browser once the attempt is over.
+pub fn network() -> Span {
+    tracing::info_span!("network")
+}
+
+/// The record and the trajectory assembled once the attempt is over.
+pub fn finish() -> Span {
+    tracing::info_span!("finish")
+}
+
+/// Writing an attempt's record (and trajectory, compressed) to the worker's outbox, once its slot
+/// is free: DEBUG and a root of its own, for the span log (`span_log`) only.
+pub fn deliver(uid: &str) -> Span {
+    tracing::debug_span!(parent: None, "deliver", uid = %uid, bytes = Empty)
+}
+
+/// The size of what was written to the outbox.
+pub fn record_delivered(span: &Span, bytes: usize) {
+    span.record("bytes", i64::try_from(bytes).unwrap_or(i64::MAX));
 }
 
 /// One agent step (0-based `index`); fill with [`record_step`].

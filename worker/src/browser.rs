@@ -448,7 +448,8 @@ impl Driver {
                 }
             }
         }
-        Session::open(self).await
+        let span = tracing::info_span!("new_browser");
+        tracing::Instrument::instrument(Session::open(self), span).await
     }
 
     /// Takes a session back after an attempt whose browser is healthy: its
@@ -476,7 +477,8 @@ impl Driver {
             }
             // Made now, the next attempt's context and tab are ready by its checkout, where only
             // DevTools attach to the tab.
-            match session.make_context().await {
+            let span = tracing::info_span!("spare_context");
+            match tracing::Instrument::instrument(session.make_context(), span).await {
                 Ok(s) => spare = Some(s),
                 Err(e) => tracing::warn!(error = %e, "could not prepare the next browser context"),
             }
@@ -1153,6 +1155,15 @@ impl Session {
         conn.with_trace(|t| t.take())
     }
 
+    /// Sends one DevTools command to the browser itself (the `Target` domain), not to a tab; an error
+    /// when the browser's DevTools are not open.
+    pub async fn browser_cdp(&self, cmd: &str, params: Value) -> Result<Value, BrowserError> {
+        let Some(conn) = &self.devtools else {
+            return Err(BrowserError::Session(format!("{cmd} needs the browser's devtools socket")));
+        };
+        browser_call(conn, cmd, params, self.cfg.call_timeout).await
+    }
+
     /// Sends one DevTools command and returns its result object.
     pub async fn cdp(&self, cmd: &str, params: Value) -> Result<Value, BrowserError> {
         self.cdp_within(cmd, params, self.cfg.call_timeout).await
@@ -1230,6 +1241,27 @@ impl Session {
             return deadline(&what, limit, navigated).await;
         }
         deadline(&what, limit, async { self.client.goto(url).await.map_err(|e| nav_error(url, e)) }).await
+    }
+
+    /// `Page.navigate` and then the tab's `Page.loadEventFired`, nothing else, at most `limit`: a
+    /// navigation's floor (`skillshift bench floors`). Attempts navigate with [`Session::goto`], which
+    /// also tells a navigation that failed or never began from one that loaded.
+    pub async fn navigate_bare(&self, url: &str, limit: Duration) -> Result<(), BrowserError> {
+        let Some(page) = self.page() else {
+            return Err(BrowserError::Session("a bare navigation needs the tab's devtools".into()));
+        };
+        let mut events = page.conn.events(Some(&page.session));
+        let what = format!("bare navigation to {url}");
+        deadline(&what, limit, async {
+            direct_call(&page, "Page.navigate", json!({"url": url}), limit).await?;
+            while let Some(e) = events.next_within(limit).await {
+                if e.method == "Page.loadEventFired" {
+                    return Ok(());
+                }
+            }
+            Err(BrowserError::Timeout { what: what.clone(), ms: limit.as_millis() })
+        })
+        .await
     }
 
     pub async fn back(&self) -> Result<(), BrowserError> {
@@ -1368,7 +1400,16 @@ impl Session {
     }
 
     /// [`Session::settle`], saying whether the page settled (`false`: `limit` ran out first).
-    async fn settle_within(&self, mut mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
+    async fn settle_within(&self, mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
+        let span = skillshift_telemetry::spans::settle();
+        let settled = tracing::Instrument::instrument(self.settle_wait(mark, limit), span.clone()).await;
+        if let Ok(s) = &settled {
+            skillshift_telemetry::spans::record_settled(&span, *s);
+        }
+        settled
+    }
+
+    async fn settle_wait(&self, mut mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
         let start = Instant::now();
         let probe = format!(
             "new Promise(r => setTimeout(() => r([window.__skillshiftMark === {}, document.readyState, \

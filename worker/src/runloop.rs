@@ -399,7 +399,7 @@ pub async fn run_attempt_traced(
         _ => None,
     };
     let screenshots_taken = progress.capture.taken();
-    let trajectory = progress.capture.finish(&mut r, message);
+    let trajectory = run_span.in_scope(spans::finish).in_scope(|| progress.capture.finish(&mut r, message));
     Finished { record: r, trajectory, screenshots_taken }
 }
 
@@ -465,7 +465,7 @@ async fn attempt_body(
     // The trace of every attempt that reached the browser, however it ended; a browser that failed is
     // not asked for what it still owes.
     let healthy = !matches!(&end, End::Error { reason: ErrorReason::Browser, .. });
-    if let Some(har) = session.network_take(healthy).await {
+    if let Some(har) = session.network_take(healthy).instrument(spans::network()).await {
         p.capture.network(har);
     }
     match &end {
@@ -519,10 +519,6 @@ async fn drive(
         None => ctx.profile.clone(),
     };
     let perturbation = Perturbation::for_attempt(profile, spec.seed, uid.family(), spec.condition, spec.rep);
-    let script_id = match perturbation.install(session).await {
-        Ok(id) => id,
-        Err(e) => return browser_end(e),
-    };
     // Every later tab of the attempt gets the perturbations and joins the network trace. A task scored by
     // WebArena-Verified's evaluators gets the trace, and the response bodies, they read.
     let verified = verified::scoring(task, spec.evaluator);
@@ -530,14 +526,18 @@ async fn drive(
     let bodies = spec.network_bodies
         || ctx.network_trace == NetworkTrace::Bodies
         || verified.is_some_and(Verified::reads_response_content);
-    if let Err(e) = session.begin_tabs(perturbation.script(), trace, bodies).await {
-        return browser_end(e);
-    }
-    if let Some(geo) = &task.geolocation {
-        if let Err(e) = geolocate(session, geo).await {
-            return browser_end(e);
+    let set_up = async {
+        let script_id = perturbation.install(session).await?;
+        session.begin_tabs(perturbation.script(), trace, bodies).await?;
+        if let Some(geo) = &task.geolocation {
+            geolocate(session, geo).await?;
         }
-    }
+        Ok::<_, BrowserError>(script_id)
+    };
+    let script_id = match set_up.instrument(spans::setup()).await {
+        Ok(id) => id,
+        Err(e) => return browser_end(e),
+    };
     let start_url = ph.apply(&task.start_url);
     p.capture.task(&task.intent, &start_url);
     let modal_title = perturbation.profile.execution.interstitial.as_ref().map(|m| m.title.clone());
@@ -938,7 +938,7 @@ async fn reply_beside_screenshot<T>(
             WorkerMetrics::global().screenshot_reused();
             return None;
         }
-        Some((timed(session.screenshot()).await, scroll))
+        Some((timed(session.screenshot()).instrument(spans::screenshot(true)).await, scroll))
     };
     let ((reply, replied_in), shot) = tokio::join!(reply, shot);
     if let Some(((Ok(png), took), scroll)) = shot {
@@ -951,7 +951,7 @@ async fn reply_beside_screenshot<T>(
 /// A trajectory screenshot of the current tab, its time counted in the worker's metrics (all of
 /// it waited for: nothing runs beside it).
 async fn screenshot(session: &Session) -> Option<Vec<u8>> {
-    let (png, took) = timed(session.screenshot()).await;
+    let (png, took) = timed(session.screenshot()).instrument(spans::screenshot(false)).await;
     let png = png.ok()?;
     WorkerMetrics::global().screenshot(took, took);
     Some(png)

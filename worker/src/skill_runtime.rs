@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use skillshift_common::skills::{Skill, Step, Target};
+use skillshift_telemetry::spans;
+use tracing::Instrument;
 
 use crate::actions::{self, ActError};
 use crate::axtree::{fetch_role, fetch_tree, AxTree};
@@ -231,9 +233,22 @@ async fn candidates(session: &Session, target: &Target) -> Result<AxTree, Browse
 /// Resolves a target to one element, waiting up to the session's locator grace
 /// ([`Session::locator_grace`]) for it to appear; with none, the first look decides.
 pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError> {
+    let span = spans::locate(&target.role);
+    let looks = std::sync::atomic::AtomicU32::new(0);
+    let found = resolve_looking(session, target, &looks).instrument(span.clone()).await;
+    spans::record_looks(&span, looks.into_inner());
+    found
+}
+
+async fn resolve_looking(
+    session: &Session,
+    target: &Target,
+    looks: &std::sync::atomic::AtomicU32,
+) -> Result<i64, ActError> {
     let grace = session.locator_grace();
     let start = std::time::Instant::now();
     loop {
+        looks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tree = candidates(session, target).await.map_err(ActError::from)?;
         let found = matches(&tree, target);
         let pick = match (found.len(), target.nth) {

@@ -34,6 +34,7 @@ use skillshift_telemetry::metrics::WorkerMetrics;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::outbox::{self, Outbox, OutboxError};
 use super::wire::{Incoming, Link, LinkError, Outgoing, Received, Uploader};
@@ -524,12 +525,17 @@ impl Session {
             let _ = tx.send(Done::Finished(k.clone())).await;
             // Compression and fsync off the async threads: the loop keeps serving while the disk works.
             let (k2, d2, fallback) = (k.clone(), dir.clone(), record.clone());
+            let span = skillshift_telemetry::spans::deliver(&record.uid.to_string());
+            let written_span = span.clone();
             let result = center
                 .spawn_blocking("outbox-write", move || {
                     let (record, blob) = encode(record, trajectory);
+                    let bytes = blob.as_ref().map_or(0, Vec::len);
+                    skillshift_telemetry::spans::record_delivered(&written_span, bytes);
                     let written = outbox::write_entry(&d2, &k2, &record, blob.as_deref()).map(|()| blob.is_some());
                     (record, written)
                 })
+                .instrument(span)
                 .await;
             let (record, result) = result.unwrap_or_else(|e| {
                 let message = format!("the outbox writer task failed: {e}");

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Where a sweep's slot time goes, phase by phase, from a span log (SKILLSHIFT_SPAN_LOG, telemetry/src/span_log.rs).
+
+    python3 scripts/bench/phases.py SPANS.jsonl --slots N --wall SECONDS [--floors FLOORS.json] [--json]
+
+Slot time is the sweep's wall time times its slots (workers x slots each): every second of it is given to one row.
+Within an attempt (a `run` span), every moment goes to the deepest span open then, so nested phases are not
+counted twice (a skill's own time leaves out the `locate` and `settle` spans inside it) and the rows sum to the
+attempts' wall time. Queue wait is the slot time no `run` span covered: a
+slot waiting for its next assignment, or the sweep's start and end. `deliver` (the record and trajectory written to
+the outbox) runs beside the next attempt, off the slot's path; its row is shown but not in the shares.
+
+FLOORS.json is `skillshift bench floors --json`: each phase's floor, what the same work costs done bare (one CDP
+call, one navigation), in ms, beside the phase's mean per occurrence.
+"""
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+
+# Rows in the order an attempt meets them: (row, spans whose own time it takes, floor key). A span is named
+# alone or as `name<parent` (a `settle` counts where the input or navigation it waits on was made).
+ROWS = [
+    ("reset", ["reset"], None),
+    ("context (checkout)", ["new_context", "new_browser", "recycle"], "context"),
+    ("login (cookies set)", ["login"], "login"),
+    ("setup (perturbations, tab hooks)", ["setup"], None),
+    ("start page (navigate, settle to the load)", ["start", "settle<start"], "navigate_fresh"),
+    ("observe", ["observe"], "observe"),
+    ("act (primitive actions)", ["act"], "click"),
+    ("act: settle (a click's navigation, if any)", ["settle<act"], "navigate"),
+    ("skill input (skill less locate, settle)", ["skill"], "click"),
+    ("skill: locate", ["locate"], "query"),
+    ("skill: settle (a click's navigation)", ["settle<skill"], "navigate"),
+    ("screenshot", ["screenshot"], "screenshot"),
+    ("step, rest (agent, perturbation, trace flush)", ["step"], None),
+    ("score", ["score"], None),
+    ("score: settle", ["settle<score"], "navigate"),
+    ("network (trace taken)", ["network"], None),
+    ("finish (record, trajectory)", ["finish"], None),
+    ("context (checkin: dispose, spare)", ["dispose_context", "spare_context"], "context_cycle"),
+    ("run, rest", ["run"], None),
+]
+BESIDE = [("deliver (outbox, beside the next attempt)", ["deliver"], None)]
+
+
+def load(path):
+    """The span log's lines, each with its parent line resolved.
+
+    Span ids are reused once a span has closed, so a child's parent is the first line after it with the parent's
+    id (a parent closes after its children, and its id cannot be reused while it is open).
+    """
+    lines = []
+    with open(path) as f:
+        for n, raw in enumerate(f, 1):
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                lines.append(json.loads(raw))
+            except json.JSONDecodeError as e:
+                sys.exit(f"phases.py: {path}:{n}: not a JSON line: {e}")
+    later = {}
+    parent_of = [None] * len(lines)
+    for i in range(len(lines) - 1, -1, -1):
+        s = lines[i]
+        p = s.get("parent", 0)
+        if p:
+            parent_of[i] = later.get(p)
+        later[s["id"]] = i
+    return lines, parent_of
+
+
+# A step, which holds its phases without running them, is measured over its life; every other span over its
+# busy window, from its first enter to its last exit, so neither a handle kept after the work (a score span kept
+# to record its verdict) nor a task that outlives it (a new browser's DevTools reader keeps `new_browser`, and
+# so its `run`, open as long as the browser lives) counts what came after.
+CONTAINERS = {"step"}
+# A task centre's bookkeeping span (`task`, skillshift_tasks) is no phase: its time goes to what it serves.
+IGNORED = {"task"}
+
+
+def interval(s):
+    if s["name"] not in CONTAINERS and "busy_us" in s:
+        return s["entered_us"], s["entered_us"] + s["busy_us"]
+    return s["start_us"], s["start_us"] + s["wall_us"]
+
+
+def own_times(lines, parent_of):
+    """Each span's own time in microseconds: within each `run`, every moment goes to the deepest span open
+    then (the latest opened among equals), so phases nested or overlapping are never counted twice and the
+    runs' own times sum to their wall time. Spans under no run get their busy window (or life)."""
+    children = defaultdict(list)
+    for i, p in enumerate(parent_of):
+        if p is not None:
+            children[p].append(i)
+    own = [0] * len(lines)
+    for i, s in enumerate(lines):
+        if s["name"] != "run":
+            if parent_of[i] is None:
+                a, b = interval(s)
+                own[i] = b - a
+            continue
+        lo, hi = interval(s)
+        spans = [(lo, hi, 0, i)]
+        stack = [(c, 1) for c in children[i]]
+        while stack:
+            j, depth = stack.pop()
+            if lines[j]["name"] in IGNORED:
+                stack.extend((c, depth) for c in children[j])
+                continue
+            a, b = interval(lines[j])
+            a, b = max(a, lo), min(b, hi)
+            if b > a:
+                spans.append((a, b, depth, j))
+            stack.extend((c, depth + 1) for c in children[j])
+        cuts = sorted({t for a, b, _, _ in spans for t in (a, b)})
+        for a, b in zip(cuts, cuts[1:]):
+            best = max((sp for sp in spans if sp[0] <= a and sp[1] >= b), key=lambda sp: (sp[2], sp[0]))
+            own[best[3]] += b - a
+    return own
+
+
+def inside_run(lines, parent_of):
+    """Whether each span is a `run` or under one (coordinator spans and roots of other kinds are not)."""
+    memo = [None] * len(lines)
+
+    def walk(i):
+        chain = []
+        while i is not None and memo[i] is None:
+            if lines[i]["name"] == "run":
+                memo[i] = True
+                break
+            chain.append(i)
+            i = parent_of[i]
+        value = memo[i] if i is not None else False
+        for j in chain:
+            memo[j] = value
+        return value
+
+    return [walk(i) for i in range(len(lines))]
+
+
+def table(path, slots, wall_s, floors):
+    lines, parent_of = load(path)
+    own = own_times(lines, parent_of)
+    under = inside_run(lines, parent_of)
+    per_name = defaultdict(lambda: [0, 0])  # name, and name<parent -> [own us, count]
+    for i, s in enumerate(lines):
+        if (under[i] and s["name"] not in IGNORED) or s["name"] == "deliver":
+            keys = [s["name"]]
+            if parent_of[i] is not None:
+                keys.append(f"{s['name']}<{lines[parent_of[i]]['name']}")
+            for k in keys:
+                per_name[k][0] += own[i]
+                per_name[k][1] += 1
+    runs = [s for s in lines if s["name"] == "run"]
+    run_us = sum(interval(s)[1] - interval(s)[0] for s in runs)
+    slot_us = wall_s * 1e6 * slots
+    rows = []
+    named = set()
+    for label, names, floor_key in ROWS + BESIDE:
+        us = sum(per_name[n][0] for n in names)
+        # A row's count is its first span's: a start page is one `start` with the `settle` inside it.
+        count = per_name[names[0]][1]
+        named.update(names)
+        rows.append({"phase": label, "seconds": us / 1e6, "count": count, "floor": floor_key,
+                     "beside": (label, names, floor_key) in BESIDE})
+    # What no row took: spans by name, less those a `name<parent` row took.
+    left = defaultdict(lambda: [0, 0])
+    for n, v in per_name.items():
+        if "<" in n:
+            if n in named:
+                base = n.split("<")[0]
+                left[base][0] -= v[0]
+                left[base][1] -= v[1]
+            continue
+        if n not in named:
+            left[n][0] += v[0]
+            left[n][1] += v[1]
+    other = {n: v for n, v in left.items() if v[1] > 0 and n not in named}
+    rows.insert(len(ROWS), {"phase": "other spans under run", "seconds": sum(v[0] for v in other.values()) / 1e6,
+                            "count": sum(v[1] for v in other.values()), "floor": None, "beside": False})
+    rows.insert(0, {"phase": "queue wait (no attempt on the slot)", "seconds": max(0.0, slot_us - run_us) / 1e6,
+                    "count": None, "floor": None, "beside": False})
+    for r in rows:
+        r["share"] = None if r["beside"] else 100.0 * r["seconds"] * 1e6 / slot_us
+        r["mean_ms"] = 1e3 * r["seconds"] / r["count"] if r["count"] else None
+        f = floors.get(r["floor"]) if r["floor"] else None
+        r["floor_ms"] = f
+    unnamed = sorted(other)
+    return {"runs": len(runs), "slots": slots, "wall_s": wall_s, "slot_s": slot_us / 1e6, "run_s": run_us / 1e6,
+            "rows": rows, "other_names": unnamed}
+
+
+def render(t):
+    out = [f"{t['runs']} attempts; wall {t['wall_s']:.1f} s x {t['slots']} slots = {t['slot_s']:.1f} slot-s; "
+           f"attempts (run spans) {t['run_s']:.1f} s", "",
+           "| phase | total s | share of slot time | count | mean ms | floor ms |",
+           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in t["rows"]:
+        share = "beside" if r["share"] is None else f"{r['share']:.1f}%"
+        count = "" if r["count"] is None else f"{r['count']:,}"
+        mean = "" if r["mean_ms"] is None else f"{r['mean_ms']:.1f}"
+        floor = "" if r["floor_ms"] is None else f"{r['floor_ms']:.1f}"
+        out.append(f"| {r['phase']} | {r['seconds']:.1f} | {share} | {count} | {mean} | {floor} |")
+    total = sum(r["share"] for r in t["rows"] if r["share"] is not None)
+    out.append("")
+    out.append(f"shares sum to {total:.1f}%; other span names under run: {', '.join(t['other_names']) or 'none'}")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("spans")
+    ap.add_argument("--slots", type=int, required=True, help="workers x slots each")
+    ap.add_argument("--wall", type=float, required=True, help="the sweep's wall time, s (`done in`)")
+    ap.add_argument("--floors", help="`skillshift bench floors --json` output")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    floors = {}
+    if a.floors:
+        with open(a.floors) as f:
+            floors = {k: v["p50"] for k, v in json.load(f).get("floors", {}).items()}
+    t = table(a.spans, a.slots, a.wall, floors)
+    print(json.dumps(t, indent=1) if a.json else render(t))
+
+
+if __name__ == "__main__":
+    main()
