@@ -190,8 +190,15 @@ def table(path, slots, wall_s, floors):
         f = floors.get(r["floor"]) if r["floor"] else None
         r["floor_ms"] = f
     unnamed = sorted(other)
+    # What a settle's wait did: the page asked (probes) and the tab's events read, per settle.
+    work = [(int(s["fields"]["probes"]), int(s["fields"]["events"])) for s in lines
+            if s["name"] == "settle" and "probes" in s.get("fields", {})]
+    settle = None
+    if work:
+        settle = {"settles": len(work), "probes_mean": sum(p for p, _ in work) / len(work),
+                  "events_mean": sum(e for _, e in work) / len(work), "probes_max": max(p for p, _ in work)}
     return {"runs": len(runs), "slots": slots, "wall_s": wall_s, "slot_s": slot_us / 1e6, "run_s": run_us / 1e6,
-            "rows": rows, "other_names": unnamed}
+            "rows": rows, "other_names": unnamed, "settle": settle}
 
 
 def render(t):
@@ -208,6 +215,10 @@ def render(t):
     total = sum(r["share"] for r in t["rows"] if r["share"] is not None)
     out.append("")
     out.append(f"shares sum to {total:.1f}%; other span names under run: {', '.join(t['other_names']) or 'none'}")
+    if t["settle"]:
+        w = t["settle"]
+        out.append(f"settles: {w['settles']:,}, each asking the page {w['probes_mean']:.2f} times (at most "
+                   f"{w['probes_max']}) and reading {w['events_mean']:.1f} of the tab's events, on average")
     return "\n".join(out)
 
 

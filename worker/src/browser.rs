@@ -1402,14 +1402,21 @@ impl Session {
     /// [`Session::settle`], saying whether the page settled (`false`: `limit` ran out first).
     async fn settle_within(&self, mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
         let span = skillshift_telemetry::spans::settle();
-        let settled = tracing::Instrument::instrument(self.settle_wait(mark, limit), span.clone()).await;
+        let mut work = SettleWork::default();
+        let settled = tracing::Instrument::instrument(self.settle_wait(mark, limit, &mut work), span.clone()).await;
+        skillshift_telemetry::spans::record_settle_work(&span, work.probes, work.events);
         if let Ok(s) = &settled {
             skillshift_telemetry::spans::record_settled(&span, *s);
         }
         settled
     }
 
-    async fn settle_wait(&self, mut mark: InputMark, limit: Duration) -> Result<bool, BrowserError> {
+    async fn settle_wait(
+        &self,
+        mut mark: InputMark,
+        limit: Duration,
+        work: &mut SettleWork,
+    ) -> Result<bool, BrowserError> {
         let start = Instant::now();
         let probe = format!(
             "new Promise(r => setTimeout(() => r([window.__skillshiftMark === {}, document.readyState, \
@@ -1419,8 +1426,10 @@ impl Session {
         let mut nav = NavState::default();
         loop {
             let probed = self.eval(&probe).await;
+            work.probes += 1;
             if let Some(events) = mark.events.as_mut() {
                 while let Some(e) = events.try_next() {
+                    work.events += 1;
                     nav.note(&e.method, &e.params, &mark.main_frame);
                 }
             }
@@ -1449,6 +1458,7 @@ impl Session {
             match mark.events.as_mut() {
                 Some(events) => {
                     if let Some(e) = events.next_within(left.min(Duration::from_millis(100))).await {
+                        work.events += 1;
                         nav.note(&e.method, &e.params, &mark.main_frame);
                     }
                 }
@@ -1570,6 +1580,14 @@ pub struct InputMark {
     main_frame: String,
     /// The network trace's mark when the input began, if a trace is recorded.
     requests: Option<usize>,
+}
+
+/// What one settle cost, for its span: the page asked (one `Runtime.evaluate` each), the tab's
+/// DevTools events read.
+#[derive(Debug, Default)]
+struct SettleWork {
+    probes: u32,
+    events: u32,
 }
 
 /// The main frame's navigation as its events tell it.

@@ -158,3 +158,52 @@ async fn every_tab_gets_the_perturbations_and_joins_the_network_trace() {
     assert_eq!(tabs_seen.len(), 3, "three tabs of their own: {:?}", [second.tab, third.tab, fourth.tab]);
     assert!(!tabs_seen.contains(&0));
 }
+
+/// An input that stays on its page is done when the requests the page sent for it have ended (a
+/// save through a REST API): with the trace recording, the click waits out a `fetch` answered 400 ms
+/// later, and a click that sends nothing ends without waiting for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_that_stays_waits_for_the_fetch_it_sent() {
+    const PAGE: &str = r#"<!doctype html><title>Editor</title><main>
+<button onclick="fetch('/store', {method: 'POST', body: 'x'}).then(r => r.text()).then(t => { document.title = t; })">Store</button>
+<button onclick="document.title = 'Touched'">Touch</button>
+<img src="/a.png"><img src="/b.png"><img src="/c.png"></main>"#;
+    let base = common::serve(
+        axum::Router::new()
+            .route("/", get(|| async { Html(PAGE) }))
+            .route("/{img}", get(|| async { StatusCode::NOT_FOUND }))
+            .route(
+                "/store",
+                post(|| async {
+                    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+                    "Stored"
+                }),
+            ),
+    )
+    .await;
+    let driver = Driver::new(BrowserConfig::default());
+    let s = driver.checkout().await.unwrap();
+    s.begin_tabs(None, true, false).await.unwrap();
+    s.goto(&format!("{base}/")).await.unwrap();
+    assert_eq!(s.eval("document.readyState").await.unwrap(), "complete", "the load was waited for");
+    let t = Tabs::adopt(&s).await.unwrap();
+
+    s.network_step(1);
+    let snap = tabs::observe(&s, &t).await.unwrap();
+    let start = std::time::Instant::now();
+    act(&s, &t, &snap, Action::Click { id: id_of(&snap, "button 'Store'") }).await;
+    let waited = start.elapsed();
+    assert!(waited >= std::time::Duration::from_millis(350), "the click returned before its fetch ended ({waited:?})");
+
+    s.network_step(2);
+    let snap = tabs::observe(&s, &t).await.unwrap();
+    act(&s, &t, &snap, Action::Click { id: id_of(&snap, "button 'Touch'") }).await;
+    assert_eq!(s.title().await.unwrap(), "Touched");
+
+    let har = s.network_take(true).await.expect("a network trace");
+    driver.checkin(s).await;
+    driver.shutdown().await;
+    let store = find(&har, "POST", "/store");
+    assert_eq!((store.response.status, store.step, store.resource_type.as_deref()), (200, Some(1), Some("Fetch")));
+    assert_eq!(har.log.entries.iter().filter(|e| e.request.url.ends_with(".png")).count(), 3, "the page's images");
+}
