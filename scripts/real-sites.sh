@@ -73,14 +73,17 @@ alive() { # name marker
 
 # Starts a command as the leader of a new session (so it and the children it
 # forks, such as PHP's server workers, form one process group to stop), its pid in
-# RUN/NAME.pid, its output in LOGS/NAME.log.
+# RUN/NAME.pid, its output in LOGS/NAME.log. Every descriptor above stderr is
+# closed first: a daemon that kept one its caller opened (a lock held with
+# `flock FILE cmd`, a pipe a CI runner reads to its end) would hold it until --stop.
 spawn() { # name env... -- cmd...
   local name="$1"; shift
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  setsid -f env "${envs[@]}" bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/$name.pid" "$@" \
-    >>"$LOGS/$name.log" 2>&1 </dev/null 9>&-
+  setsid -f env "${envs[@]}" bash -c 'echo $$ >"$0"
+    for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+    exec "$@"' "$RUN/$name.pid" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null
   local i
   for i in $(seq 50); do [ -s "$RUN/$name.pid" ] && return 0; sleep 0.1; done
   die "$name did not start (see $LOGS/$name.log)"
