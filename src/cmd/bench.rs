@@ -92,7 +92,8 @@ fn floors(args: FloorsArgs) -> anyhow::Result<ExitCode> {
         let mut pages = Vec::new();
         for h in &sites {
             let cookies = h.login_cookies().await.map_err(anyhow::Error::msg)?;
-            pages.push(FloorPage { url: format!("{}{}", h.base_url, start_path(h.site)), cookies });
+            let url = format!("{}{}", h.base_url, start_path(h.site));
+            pages.push(FloorPage { url, base: h.base_url.clone(), cookies });
         }
         let driver = Driver::new(BrowserConfig::default());
         let r = floors::run(&driver, &pages, args.rounds).await;

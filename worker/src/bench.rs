@@ -49,10 +49,15 @@ pub fn percentile_ms(v: &[Duration], p: f64) -> f64 {
     (s[rank - 1].as_secs_f64() * 1e6).round() / 1e3
 }
 
+/// `{"p50", "p90"}` of `v`, in milliseconds (the shape every bench's JSON uses).
+pub fn p50_p90(v: &[Duration]) -> Value {
+    json!({"p50": percentile_ms(v, 0.5), "p90": percentile_ms(v, 0.9)})
+}
+
 impl StepBench {
     /// The JSON `skillshift bench step --json` prints.
     pub fn to_json(&self) -> Value {
-        let pair = |v: &[Duration]| json!({"p50": percentile_ms(v, 0.5), "p90": percentile_ms(v, 0.9)});
+        let pair = p50_p90;
         json!({
             "url": self.url,
             "steps": self.steps,

@@ -15,7 +15,7 @@ use skillshift_tasks::TaskCenter;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::axtree::{observe, AxTree};
-use crate::bench::percentile_ms;
+use crate::bench::p50_p90;
 use crate::browser::{BrowserError, Driver, Session};
 
 /// The most table rows a generated page is asked for (a bound on what the loopback server builds).
@@ -43,7 +43,7 @@ pub struct SizeRun {
 
 impl SizeRun {
     pub fn to_json(&self) -> Value {
-        let pair = |v: &[Duration]| json!({"p50": percentile_ms(v, 0.5), "p90": percentile_ms(v, 0.9)});
+        let pair = p50_p90;
         json!({
             "target": self.target, "nodes": self.nodes, "rows": self.rows, "chars": self.chars,
             "chrome_ms": pair(&self.chrome), "parse_ms": pair(&self.parse), "render_ms": pair(&self.render),

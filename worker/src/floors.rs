@@ -19,13 +19,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::bench::percentile_ms;
+use crate::bench::p50_p90;
 use crate::browser::{BrowserError, Driver, Session};
+use crate::runloop::set_cookies;
 
 /// A page to measure on, with the cookies that sign its site in (the fixture sites' login).
 #[derive(Debug, Clone)]
 pub struct FloorPage {
     pub url: String,
+    /// The site's base URL, which the cookies are set for (as an attempt's login sets them).
+    pub base: String,
     pub cookies: Vec<(String, String)>,
 }
 
@@ -64,8 +67,9 @@ impl Floors {
             .iter()
             .filter_map(|(key, what)| {
                 let v = self.samples.get(key)?;
-                let row =
-                    json!({"what": what, "n": v.len(), "p50": percentile_ms(v, 0.5), "p90": percentile_ms(v, 0.9)});
+                let mut row = p50_p90(v);
+                row["what"] = json!(what);
+                row["n"] = json!(v.len());
                 Some(((*key).to_string(), row))
             })
             .collect();
@@ -112,10 +116,7 @@ pub async fn run(driver: &Driver, pages: &[FloorPage], rounds: usize) -> Result<
 async fn fresh(driver: &Driver, page: &FloorPage) -> Result<Duration, BrowserError> {
     let session = driver.checkout().await?;
     let loaded = async {
-        for (name, value) in &page.cookies {
-            let params = json!({"name": name, "value": value, "url": page.url, "httpOnly": true});
-            session.cdp("Network.setCookie", params).await?;
-        }
+        set_cookies(&session, &page.base, page.cookies.clone()).await?;
         Ok::<_, BrowserError>(timed(session.navigate_bare(&page.url, session.call_timeout())).await?.1)
     }
     .await;
@@ -149,12 +150,7 @@ async fn one(session: &Session, window: (u32, u32), page: &FloorPage, out: &mut 
     out.push("context_dispose", took);
     out.push("context_cycle", took + created);
 
-    let mut login = Duration::ZERO;
-    for (name, value) in &page.cookies {
-        let params = json!({"name": name, "value": value, "url": page.url, "httpOnly": true});
-        login += timed(session.cdp("Network.setCookie", params)).await?.1;
-    }
-    out.push("login", login);
+    out.push("login", timed(set_cookies(session, &page.base, page.cookies.clone())).await?.1);
     let limit = session.call_timeout();
     out.push("navigate", timed(session.navigate_bare(&page.url, limit)).await?.1);
     out.push("goto", timed(session.goto(&page.url)).await?.1);

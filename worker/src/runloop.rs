@@ -885,7 +885,11 @@ async fn login(
 }
 
 /// Sets session cookies for the site at `base_url`.
-async fn set_cookies(session: &Session, base_url: &str, cookies: crate::sites::Cookies) -> Result<(), BrowserError> {
+pub(crate) async fn set_cookies(
+    session: &Session,
+    base_url: &str,
+    cookies: crate::sites::Cookies,
+) -> Result<(), BrowserError> {
     for (name, value) in cookies {
         let params = serde_json::json!({"name": name, "value": value, "url": format!("{base_url}/"), "httpOnly": true});
         session.cdp("Network.setCookie", params).await?;

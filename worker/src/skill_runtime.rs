@@ -234,21 +234,17 @@ async fn candidates(session: &Session, target: &Target) -> Result<AxTree, Browse
 /// ([`Session::locator_grace`]) for it to appear; with none, the first look decides.
 pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError> {
     let span = spans::locate(&target.role);
-    let looks = std::sync::atomic::AtomicU32::new(0);
-    let found = resolve_looking(session, target, &looks).instrument(span.clone()).await;
-    spans::record_looks(&span, looks.into_inner());
+    let mut looks = 0;
+    let found = resolve_looking(session, target, &mut looks).instrument(span.clone()).await;
+    spans::record_looks(&span, looks);
     found
 }
 
-async fn resolve_looking(
-    session: &Session,
-    target: &Target,
-    looks: &std::sync::atomic::AtomicU32,
-) -> Result<i64, ActError> {
+async fn resolve_looking(session: &Session, target: &Target, looks: &mut u32) -> Result<i64, ActError> {
     let grace = session.locator_grace();
     let start = std::time::Instant::now();
     loop {
-        looks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *looks += 1;
         let tree = candidates(session, target).await.map_err(ActError::from)?;
         let found = matches(&tree, target);
         let pick = match (found.len(), target.nth) {
