@@ -1,11 +1,12 @@
-//! Cells and macro marginals (docs/formats.md#cells).
+//! Cells (docs/formats.md#cells), and [`analyse`], which computes everything
+//! one treatment's records hold: units, cells, ledger, reliability, usage and
+//! failure categories.
 //!
 //! A cell is (site, condition). Over its evaluable records, pooled across
 //! reps: SR = 100 x successes / evaluable; AS = mean steps over every
 //! evaluable record (failed ones included); ASC = mean skill calls; SFR = 100
-//! x sum failures / sum calls, `None` when no skill was invoked. Marginals are
-//! unweighted means of cells, never weighted by task count; a null cell is
-//! left out, and a mean over no cell is null.
+//! x sum failures / sum calls, `None` when no skill was invoked. The macro
+//! marginals over cells are in [`crate::shape::marginals`].
 
 use std::collections::BTreeSet;
 
@@ -14,35 +15,9 @@ use crate::ledger::{ledger, Ledger};
 use crate::outcome::{units, Unit};
 use crate::records::TreatmentRecords;
 use crate::reliability::{reliability, Reliability};
-use crate::summary::{PerCondition, PerSite, TenNumbers};
+use crate::shape::{Grid, PerCondition, PerSite};
 use crate::usage::{populations, Populations};
 use skillshift_common::ids::{Condition, Site};
-
-/// A value per (site, condition), indexed in table order.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Grid<T>(pub [[T; 6]; 3]);
-
-impl<T: Copy> Grid<T> {
-    pub fn get(&self, site: Site, condition: Condition) -> T {
-        self.0[site.index()][condition.index()]
-    }
-
-    pub fn map<U: Copy + Default>(&self, f: impl Fn(&T) -> U) -> Grid<U> {
-        let mut out = [[U::default(); 6]; 3];
-        for (s, row) in self.0.iter().enumerate() {
-            for (c, v) in row.iter().enumerate() {
-                out[s][c] = f(v);
-            }
-        }
-        Grid(out)
-    }
-}
-
-impl<T: Copy + Default> Default for Grid<T> {
-    fn default() -> Self {
-        Grid([[T::default(); 6]; 3])
-    }
-}
 
 /// Sums over one cell's units.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -178,20 +153,6 @@ pub fn cell_stats(units: &[Unit]) -> Grid<CellStats> {
     g
 }
 
-/// Unweighted mean of the present values; `None` over no value.
-pub fn mean(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
-    let (sum, n) = values.into_iter().flatten().fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
-}
-
-/// The ten numbers of one metric: website, condition and overall macro means.
-pub fn marginals(cells: &Grid<Option<f64>>) -> TenNumbers {
-    let websites = PerSite::from_fn(|s| mean(Condition::ALL.iter().map(|&c| cells.get(s, c))));
-    let conditions = PerCondition::from_fn(|c| mean(Site::ALL.iter().map(|&s| cells.get(s, c))));
-    let overall = mean(cells.0.iter().flat_map(|row| row.iter().copied()));
-    TenNumbers { websites, conditions, overall }
-}
-
 /// Invocation counts behind each SFR value: per website, per condition, overall.
 pub fn invocations(cells: &Grid<CellStats>) -> (PerSite<u64>, PerCondition<u64>, u64) {
     let websites = PerSite::from_fn(|s| Condition::ALL.iter().map(|&c| cells.get(s, c).calls_sum).sum());
@@ -251,26 +212,5 @@ mod tests {
         assert_eq!(c.asc(true), Some(0.0));
         assert_eq!(c.sfr(true), None);
         assert_eq!(c.asc(false), None);
-    }
-
-    #[test]
-    fn marginals_are_macro_not_task_weighted() {
-        let mut g: Grid<Option<f64>> = Grid::default();
-        // gitlab cells all 10, magento all 40, wordpress all 100: overall 50 whatever the task counts.
-        for (s, v) in [(0, 10.0), (1, 40.0), (2, 100.0)] {
-            for c in 0..6 {
-                g.0[s][c] = Some(v);
-            }
-        }
-        let t = marginals(&g);
-        assert_eq!(t.overall, Some(50.0));
-        assert_eq!(t.websites.magento, Some(40.0));
-        assert_eq!(t.conditions.src, Some(50.0));
-        // A null cell is left out, not counted as 0.
-        g.0[0][0] = None;
-        let t = marginals(&g);
-        assert_eq!(t.websites.gitlab, Some(10.0));
-        assert_eq!(t.conditions.src, Some(70.0));
-        assert_eq!(marginals(&Grid::default()).overall, None);
     }
 }

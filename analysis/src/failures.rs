@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::records::FailureRef;
-use crate::summary::{PerCondition, PerSite};
+use crate::shape::{PerCondition, PerSite};
 
 /// How many trajectory files are kept per category of a cell.
 pub const REPRESENTATIVES: usize = 3;

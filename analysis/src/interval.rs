@@ -14,9 +14,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cells::{CellStats, Grid};
+use crate::cells::CellStats;
 use crate::ledger::Ledger;
-use crate::summary::{PerCondition, PerSite};
+use crate::shape::{Grid, PerCondition, PerSite};
 use skillshift_common::ids::{Condition, Site};
 
 /// z for a two-sided 95% interval.

@@ -13,18 +13,24 @@
 
 use serde_json::{Map, Value};
 
-use crate::report::html::{escape, STYLE};
-use crate::report::{FLAG, LOW_INVOCATIONS};
 use crate::schema::{self, Violation};
-use crate::summary::SCHEMA;
+use crate::style::{FLAG, LOW_INVOCATIONS, STYLE};
+use crate::summary::{METRICS, SCHEMA};
+use skillshift_common::html::escape;
+use skillshift_common::ids::{Condition, Site};
 
 /// Tolerance of the identity mean(3 websites) == mean(6 conditions) == overall.
 pub const IDENTITY_TOLERANCE: f64 = 0.01;
-/// The full task counts a benchmark entry must rest on.
-pub const FULL_TASKS: [(&str, u64); 3] = [("gitlab", 162), ("magento", 114), ("wordpress", 79)];
-const SITES: [&str; 3] = ["gitlab", "magento", "wordpress"];
-const CONDITIONS: [&str; 6] = ["src", "src-perc", "src-exec", "tgt", "tgt-perc", "tgt-exec"];
-const METRICS: [&str; 4] = ["SR", "AS", "ASC", "SFR"];
+
+/// The site names, in table order, as an entry's keys spell them.
+fn sites() -> impl Iterator<Item = &'static str> {
+    Site::ALL.iter().map(|s| s.as_str())
+}
+
+/// The condition names, in table order, as an entry's keys spell them.
+fn conditions() -> impl Iterator<Item = &'static str> {
+    Condition::ALL.iter().map(|c| c.as_str())
+}
 
 /// One reason an entry is refused.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,11 +50,11 @@ impl std::fmt::Display for Refusal {
 fn ten(metrics: &Map<String, Value>, m: &str) -> Option<Vec<(String, Value)>> {
     let obj = metrics.get(m)?.as_object()?;
     let mut out = Vec::with_capacity(10);
-    for s in SITES {
+    for s in sites() {
         let v = obj.get("websites").and_then(|w| w.get(s)).cloned().unwrap_or(Value::Null);
         out.push((format!("{m}.websites.{s}"), v));
     }
-    for c in CONDITIONS {
+    for c in conditions() {
         let v = obj.get("conditions").and_then(|w| w.get(c)).cloned().unwrap_or(Value::Null);
         out.push((format!("{m}.conditions.{c}"), v));
     }
@@ -88,7 +94,7 @@ fn per_task_identifier(text: &str) -> Option<&'static str> {
             while let Some(at) = seg[from..].find("skillshift.") {
                 let rest = &seg[from + at..];
                 let mut parts = rest.splitn(4, '.').skip(1);
-                let site = parts.next().is_some_and(|s| SITES.contains(&s));
+                let site = parts.next().is_some_and(|s| sites().any(|x| x == s));
                 let version = parts.next().is_some_and(|v| v == "v1" || v == "v2");
                 let id = parts.next().is_some_and(|t| t.chars().next().is_some_and(|c| c.is_ascii_digit()));
                 if site && version && id {
@@ -271,9 +277,9 @@ pub fn validate(entry: &Value) -> Vec<Refusal> {
         }
     }
 
-    // n.tasks: the full benchmark.
+    // n.tasks: the full benchmark, every site's task families.
     let n = e.get("n").and_then(Value::as_object).unwrap_or(&empty);
-    for (site, want) in FULL_TASKS {
+    for (site, want) in Site::ALL.iter().map(|s| (s.as_str(), s.n_tasks() as u64)) {
         let got = n.get("tasks").and_then(|t| t.get(site));
         if got.and_then(Value::as_u64) != Some(want) {
             refuse("n.tasks", format!("n.tasks.{site} is {}, expected {want}", got.map_or("missing".into(), fmt)));
@@ -285,11 +291,14 @@ pub fn validate(entry: &Value) -> Vec<Refusal> {
         None if source == "run" => refuse("n.skill_calls", "a run entry must carry n.skill_calls".to_string()),
         None => {}
         Some(c) => {
-            let sum = |part: &str, keys: &[&str]| {
-                count_sum(keys.iter().map(|k| c.get(part).and_then(|p| p.get(*k)).and_then(Value::as_u64)))
+            let sum = |part: &str, keys: &mut dyn Iterator<Item = &'static str>| {
+                count_sum(keys.map(|k| c.get(part).and_then(|p| p.get(k)).and_then(Value::as_u64)))
             };
-            let (w, k, o) =
-                (sum("websites", &SITES), sum("conditions", &CONDITIONS), c.get("overall").and_then(Value::as_u64));
+            let (w, k, o) = (
+                sum("websites", &mut sites()),
+                sum("conditions", &mut conditions()),
+                c.get("overall").and_then(Value::as_u64),
+            );
             match (w, k, o) {
                 (Some(Some(w)), Some(Some(k)), Some(o)) if w == o && k == o => {}
                 (Some(Some(w)), Some(Some(k)), Some(o)) => refuse(
@@ -327,8 +336,8 @@ pub fn validate(entry: &Value) -> Vec<Refusal> {
     }
     // Cells of a run entry: every null needs a reason too.
     if let Some(cells) = e.get("cells").and_then(Value::as_object) {
-        for s in SITES {
-            for c in CONDITIONS {
+        for s in sites() {
+            for c in conditions() {
                 let cell = cells.get(s).and_then(|x| x.get(c));
                 for m in METRICS {
                     if cell.and_then(|x| x.get(m)).is_some_and(Value::is_null) {
@@ -392,7 +401,7 @@ pub fn render(entries: &[Entry]) -> String {
             (Some(x), Some(n)) => format!("<td title=\"{n} skill invocations\">{x:.2}</td>"),
             (Some(x), None) => format!("<td title=\"count unknown\">{x:.2} {FLAG}</td>"),
         });
-        for s in SITES {
+        for s in sites() {
             let x = v
                 .get("metrics")
                 .and_then(|m| m.get("SR"))

@@ -3,6 +3,7 @@
 //! writing files. Used by the binary and the experiment crate, never by the
 //! worker or the coordinator.
 //!
+//! * [`shape`]: the shared shapes, a value per website, per condition and per cell, the ten numbers and the macro means; a leaf.
 //! * [`records`]: reading and validating record files, line by line (docs/formats.md#records).
 //! * [`outcome`]: the unit outcome rule, evaluable records, invalid units (docs/formats.md#from-records-to-numbers).
 //! * [`cells`]: per-cell SR, AS, ASC, SFR, marginals and invocation counts.
@@ -13,7 +14,9 @@
 //! * [`reliability`]: pass@k and pass^k over repetitions.
 //! * [`summary`]: the `skillshift.summary/1` object (docs/formats.md#summary).
 //! * [`schema`]: every key a summary may hold, for the leaderboard and for gate paths.
+//! * [`readiness`]: the summary's `gates` block: readiness, verdicts, the recommended gates.
 //! * [`gates`]: readiness gates, `skillshift.gates/1`: pass, fail or inconclusive (docs/formats.md#gates).
+//! * [`style`]: the stylesheet and the low-invocation flag the report and the leaderboard share.
 //! * [`report`]: the summary as text, Markdown, JSON or HTML.
 //! * [`compare`]: two treatments or two runs, deltas, intervals and a verdict (docs/formats.md#contract).
 //! * [`calibration`]: the calibration set, the anchor and the gate (docs/formats.md#calibration).
@@ -30,10 +33,13 @@ pub mod interval;
 pub mod leaderboard;
 pub mod ledger;
 pub mod outcome;
+pub mod readiness;
 pub mod records;
 pub mod reliability;
 pub mod report;
 pub mod schema;
+pub mod shape;
+pub mod style;
 pub mod summary;
 pub mod synth;
 pub mod table1;

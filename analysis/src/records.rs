@@ -62,11 +62,20 @@ pub struct Row {
     pub skill_failures: Option<u32>,
     pub duration_ms: Option<u64>,
     /// LLM calls, tokens and cost, as the record states them.
-    pub usage: crate::usage::Usage,
+    pub usage: Usage,
     /// The record says a `--simulate` worker made it up.
     pub simulated: bool,
     /// 1-based line number in the file.
     pub line: u64,
+}
+
+/// One attempt's LLM use, as its record states it (`None`: not recorded).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub llm_calls: Option<u64>,
+    pub tokens_in: Option<u64>,
+    pub tokens_out: Option<u64>,
+    pub cost_usd: Option<f64>,
 }
 
 impl Row {
@@ -89,7 +98,7 @@ pub struct TreatmentRecords {
     pub failures: Vec<FailureRef>,
 }
 
-/// A non-success attempt, as [`crate::failures`] groups it.
+/// A non-success attempt, as the failure categories of a summary group it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FailureRef {
     pub site: Site,
@@ -544,7 +553,7 @@ impl<'p> Reader<'p> {
             skill_calls: calls,
             skill_failures: failures,
             duration_ms,
-            usage: crate::usage::Usage {
+            usage: Usage {
                 llm_calls: l.llm_calls,
                 tokens_in: l.tokens_in,
                 tokens_out: l.tokens_out,

@@ -12,9 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cells::{marginals, Grid};
 use crate::outcome::Unit;
-use crate::summary::TenNumbers;
+use crate::shape::{marginals, Grid, TenNumbers};
 
 /// The seed's warning when there is only one rep.
 pub const ONE_REP_WARNING: &str =

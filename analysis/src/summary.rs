@@ -7,113 +7,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cells::{invocations, marginals, Analysis, CellStats, Grid};
+use crate::cells::{invocations, Analysis, CellStats};
 use crate::failures::FailureCategories;
-use crate::gates::Gates;
 use crate::interval::{intervals, Intervals};
 use crate::ledger::Ledger;
+use crate::readiness::Gates;
 use crate::reliability::Reliability;
+use crate::shape::{marginals, Grid, PerCondition, PerSite, TenNumbers};
 use crate::usage::{partial_note, Cost};
 use skillshift_common::ids::{Condition, Site};
 
 pub const SCHEMA: &str = "skillshift.summary/1";
-
-/// One value per website, in table order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct PerSite<T> {
-    pub gitlab: T,
-    pub magento: T,
-    pub wordpress: T,
-}
-
-impl<T> PerSite<T> {
-    pub fn from_fn(mut f: impl FnMut(Site) -> T) -> Self {
-        PerSite { gitlab: f(Site::Gitlab), magento: f(Site::Magento), wordpress: f(Site::Wordpress) }
-    }
-
-    pub fn get(&self, site: Site) -> &T {
-        match site {
-            Site::Gitlab => &self.gitlab,
-            Site::Magento => &self.magento,
-            Site::Wordpress => &self.wordpress,
-        }
-    }
-
-    pub fn get_mut(&mut self, site: Site) -> &mut T {
-        match site {
-            Site::Gitlab => &mut self.gitlab,
-            Site::Magento => &mut self.magento,
-            Site::Wordpress => &mut self.wordpress,
-        }
-    }
-}
-
-/// One value per condition, in table order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct PerCondition<T> {
-    pub src: T,
-    #[serde(rename = "src-perc")]
-    pub src_perc: T,
-    #[serde(rename = "src-exec")]
-    pub src_exec: T,
-    pub tgt: T,
-    #[serde(rename = "tgt-perc")]
-    pub tgt_perc: T,
-    #[serde(rename = "tgt-exec")]
-    pub tgt_exec: T,
-}
-
-impl<T> PerCondition<T> {
-    pub fn from_fn(mut f: impl FnMut(Condition) -> T) -> Self {
-        PerCondition {
-            src: f(Condition::Src),
-            src_perc: f(Condition::SrcPerc),
-            src_exec: f(Condition::SrcExec),
-            tgt: f(Condition::Tgt),
-            tgt_perc: f(Condition::TgtPerc),
-            tgt_exec: f(Condition::TgtExec),
-        }
-    }
-
-    pub fn get(&self, c: Condition) -> &T {
-        match c {
-            Condition::Src => &self.src,
-            Condition::SrcPerc => &self.src_perc,
-            Condition::SrcExec => &self.src_exec,
-            Condition::Tgt => &self.tgt,
-            Condition::TgtPerc => &self.tgt_perc,
-            Condition::TgtExec => &self.tgt_exec,
-        }
-    }
-
-    pub fn get_mut(&mut self, c: Condition) -> &mut T {
-        match c {
-            Condition::Src => &mut self.src,
-            Condition::SrcPerc => &mut self.src_perc,
-            Condition::SrcExec => &mut self.src_exec,
-            Condition::Tgt => &mut self.tgt,
-            Condition::TgtPerc => &mut self.tgt_perc,
-            Condition::TgtExec => &mut self.tgt_exec,
-        }
-    }
-}
-
-/// The ten numbers of one metric.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct TenNumbers {
-    pub websites: PerSite<Option<f64>>,
-    pub conditions: PerCondition<Option<f64>>,
-    pub overall: Option<f64>,
-}
-
-impl TenNumbers {
-    /// The ten values in table order: three websites, six conditions, overall.
-    pub fn values(&self) -> [Option<f64>; 10] {
-        let w = &self.websites;
-        let c = &self.conditions;
-        [w.gitlab, w.magento, w.wordpress, c.src, c.src_perc, c.src_exec, c.tgt, c.tgt_perc, c.tgt_exec, self.overall]
-    }
-}
 
 /// The four metrics; a metric that does not apply at all is `null`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

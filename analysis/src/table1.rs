@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::summary::{PerCondition, PerSite};
+use crate::shape::{PerCondition, PerSite};
 use skillshift_common::ids::Site;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

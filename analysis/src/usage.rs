@@ -13,15 +13,6 @@ use serde::{Deserialize, Serialize};
 use crate::records::Row;
 use skillshift_common::record::Outcome;
 
-/// One attempt's LLM use, as its record states it (`None`: not recorded).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Usage {
-    pub llm_calls: Option<u64>,
-    pub tokens_in: Option<u64>,
-    pub tokens_out: Option<u64>,
-    pub cost_usd: Option<f64>,
-}
-
 /// One field summed over a population.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tally {
@@ -217,6 +208,7 @@ pub fn partial_note(p: &Populations) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::Usage;
     use skillshift_common::ids::{Condition, Site};
 
     fn row(outcome: Outcome, calls: Option<u64>, cost: Option<f64>) -> Row {

@@ -30,7 +30,8 @@ use serde::Serialize;
 pub use contract::{check_contract, contract_beside, contract_diff, Contract, Side};
 pub use text::render_text;
 
-use crate::gates::{evaluate, GateSet, Gates};
+use crate::gates::{evaluate, GateSet};
+use crate::readiness::Gates;
 use crate::summary::summarise;
 use crate::usage::Populations;
 
@@ -261,7 +262,7 @@ pub fn compare(
             cells.push(cell);
         }
     }
-    let macro_sr = |a: &Analysis| crate::cells::mean(a.cells.0.iter().flatten().map(crate::cells::CellStats::sr));
+    let macro_sr = |a: &Analysis| crate::shape::mean(a.cells.0.iter().flatten().map(crate::cells::CellStats::sr));
     let overall = if m > 0 {
         let d = sum_d / m as f64;
         let half = Z95 * sum_var.sqrt() / m as f64;

@@ -3,8 +3,9 @@
 //! `compare`, so both show them alike.
 
 use super::{num, Block, Cell};
-use crate::gates::{show, Gates, NOT_DETERMINED};
+use crate::gates::show;
 use crate::interval::Pair;
+use crate::readiness::{Gates, NOT_DETERMINED};
 use crate::usage::{Population, Populations, Tally};
 
 /// `[lo, hi]` with two decimals, `--` when there is none.

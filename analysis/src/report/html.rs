@@ -5,11 +5,7 @@ use super::{Block, Doc};
 
 pub use skillshift_common::html::escape;
 
-pub const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem;color:#222}\
-table{border-collapse:collapse;margin:.5rem 0 1rem}\
-th,td{padding:.25rem .6rem;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}\
-th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}\
-td[title]{cursor:help}p{max-width:60rem}";
+use crate::style::STYLE;
 
 pub fn render(doc: &Doc) -> String {
     let mut out = format!(

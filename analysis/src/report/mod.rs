@@ -19,14 +19,13 @@ use crate::failures::{self, FailureCategories};
 use crate::gates::{evaluate, GateSet};
 use crate::interval::{Pair, METHODS_NOTE};
 use crate::records::{read_file, RecordsError};
-use crate::summary::{summarise, PerCondition, PerSite, Summary, SummaryError, TenNumbers, METRICS};
+use crate::shape::{PerCondition, PerSite, TenNumbers};
+use crate::style::{FLAG, LOW_INVOCATIONS};
+use crate::summary::{summarise, Summary, SummaryError, METRICS};
 use crate::usage::Populations;
 use decision::{gates_blocks, interval, interval_pct, usage_blocks};
 use skillshift_common::ids::{Condition, Site};
 
-/// SFR values resting on fewer invocations than this are flagged `⚠︎`.
-pub const LOW_INVOCATIONS: u64 = 30;
-pub const FLAG: &str = "⚠︎";
 /// Said first in a report built from records a `--simulate` worker made up.
 pub const SIMULATED_NOTE: &str = "SIMULATED: some of these records were made up by a --simulate worker; they \
     measure nothing, and the summary is marked \"simulated\": true (no leaderboard admits it).";
@@ -454,7 +453,7 @@ mod tests {
         assert!(markdown::render(&doc).contains(&shown));
         let h = html::render(&doc);
         assert!(h.contains(&shown) && h.starts_with("<!DOCTYPE html>") && !h.contains("http"));
-        assert_eq!(r.summary.n.tasks, crate::summary::PerSite { gitlab: 162, magento: 114, wordpress: 79 });
+        assert_eq!(r.summary.n.tasks, crate::shape::PerSite { gitlab: 162, magento: 114, wordpress: 79 });
     }
 
     #[test]

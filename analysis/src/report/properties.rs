@@ -3,9 +3,10 @@
 
 use proptest::prelude::*;
 
-use crate::cells::{analyse, marginals, Grid};
+use crate::cells::analyse;
 use crate::leaderboard::validate;
 use crate::records::read;
+use crate::shape::{marginals, Grid};
 use crate::summary::summarise;
 use crate::synth::{write_grid, Plan};
 
