@@ -13,6 +13,7 @@
 //!   then effects) and shuts down in order; every task it starts belongs to a
 //!   `skillshift_tasks::TaskCenter`.
 //! * [`service`]: the gRPC services (Worker, Control) and the token check.
+//! * [`service_error`]: the one error of every gRPC service and its mapping to `tonic::Status`.
 //! * [`wire`]: sweep specs, statuses and worker lists to and from the wire.
 //! * [`status`]: what control clients see (sweep progress, the worker list).
 //! * [`http`]: the HTTP port (`/healthz`, `/api/status`, the HTML page).
@@ -37,6 +38,7 @@ pub mod planner;
 pub mod scheduler;
 pub mod server;
 pub mod service;
+pub mod service_error;
 pub mod status;
 pub mod store;
 pub mod upload;

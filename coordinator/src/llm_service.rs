@@ -2,7 +2,9 @@
 //! Requests are checked (names, holder and permit ids bounded, an estimate
 //! within [`MAX_CALL_TOKENS`]) and handed to the [`Budget`]; each Acquire is a
 //! span whose `waited_ms` field is the time it spent in the queue.
-//! [`status`] is the one place a [`BudgetError`] becomes a `tonic::Status`.
+//! A malformed request and a [`BudgetError`](crate::llm_budget::BudgetError)
+//! become a `tonic::Status` through [`ServiceError`], the one mapping of every
+//! service.
 
 use std::time::Duration;
 
@@ -10,7 +12,8 @@ use skillshift_proto::v1::{self, llm_budget_server::LlmBudget};
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
-use crate::llm_budget::{Acquired, Budget, BudgetError, CallResult, Holder, MeterKey, MAX_CALL_TOKENS, MAX_NAME_BYTES};
+use crate::llm_budget::{Acquired, Budget, CallResult, Holder, MeterKey, MAX_CALL_TOKENS, MAX_NAME_BYTES};
+use crate::service_error::ServiceError;
 
 /// Renewals one request may carry.
 const MAX_RENEW: usize = 4096;
@@ -23,10 +26,10 @@ pub struct BudgetService {
     pub budget: Budget,
 }
 
-fn key(endpoint: String, model: String) -> Result<MeterKey, Status> {
+fn key(endpoint: String, model: String) -> Result<MeterKey, ServiceError> {
     for (what, v) in [("endpoint", &endpoint), ("model", &model)] {
         if v.is_empty() || v.len() > MAX_NAME_BYTES {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::Invalid(format!(
                 "llm permit: {what} must have 1 to {MAX_NAME_BYTES} bytes, found {}",
                 v.len()
             )));
@@ -35,9 +38,9 @@ fn key(endpoint: String, model: String) -> Result<MeterKey, Status> {
     Ok((endpoint, model))
 }
 
-fn holder(what: &str, secret: &str) -> Result<Holder, Status> {
+fn holder(what: &str, secret: &str) -> Result<Holder, ServiceError> {
     if !HOLDER_BYTES.contains(&secret.len()) {
-        return Err(Status::invalid_argument(format!(
+        return Err(ServiceError::Invalid(format!(
             "llm permit {what}: holder must have {} to {} bytes, found {}",
             HOLDER_BYTES.start(),
             HOLDER_BYTES.end(),
@@ -47,9 +50,9 @@ fn holder(what: &str, secret: &str) -> Result<Holder, Status> {
     Ok(Holder::of(secret))
 }
 
-fn permit_id(what: &str, permit: &str) -> Result<(), Status> {
+fn permit_id(what: &str, permit: &str) -> Result<(), ServiceError> {
     if permit.is_empty() || permit.len() > MAX_PERMIT_BYTES {
-        return Err(Status::invalid_argument(format!(
+        return Err(ServiceError::Invalid(format!(
             "llm permit {what}: a permit id must have 1 to {MAX_PERMIT_BYTES} bytes, found {}",
             permit.len()
         )));
@@ -57,25 +60,13 @@ fn permit_id(what: &str, permit: &str) -> Result<(), Status> {
     Ok(())
 }
 
-fn tokens(what: &str, field: &str, n: u64) -> Result<u64, Status> {
+fn tokens(what: &str, field: &str, n: u64) -> Result<u64, ServiceError> {
     if n > MAX_CALL_TOKENS {
-        return Err(Status::invalid_argument(format!(
+        return Err(ServiceError::Invalid(format!(
             "llm permit {what}: {field} is {n}, more than one call may use ({MAX_CALL_TOKENS})"
         )));
     }
     Ok(n)
-}
-
-/// The status of a refusal.
-fn status(e: BudgetError) -> Status {
-    let m = e.to_string();
-    match e {
-        BudgetError::NotHeld(_) => Status::failed_precondition(m),
-        BudgetError::HolderFull | BudgetError::LedgerFull | BudgetError::TooManyEndpoints => {
-            Status::resource_exhausted(m)
-        }
-        BudgetError::Poisoned => Status::internal(m),
-    }
 }
 
 #[tonic::async_trait]
@@ -104,8 +95,7 @@ impl LlmBudget for BudgetService {
             .budget
             .acquire(&key, holder, tokens, Duration::from_millis(r.wait_ms))
             .instrument(span.clone())
-            .await
-            .map_err(status)?;
+            .await?;
         let reply = match got {
             Acquired::Unmetered => v1::LlmPermitReply { metered: false, renew_ms, ..Default::default() },
             Acquired::Granted { permit, waited, limit } => {
@@ -133,10 +123,11 @@ impl LlmBudget for BudgetService {
             return Ok(Response::new(v1::LlmPermitRenewReply { adopted: 0, refused: 0 }));
         }
         if r.held.len() > MAX_RENEW {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::Invalid(format!(
                 "llm permit renewal names {} permits; at most {MAX_RENEW}",
                 r.held.len()
-            )));
+            ))
+            .into());
         }
         let holder = holder("renewal", &r.holder)?;
         let mut held = Vec::with_capacity(r.held.len());
@@ -144,7 +135,7 @@ impl LlmBudget for BudgetService {
             permit_id("renewal", &h.permit)?;
             held.push((key(h.endpoint, h.model)?, h.permit, h.tokens));
         }
-        let done = self.budget.renew(&holder, &held).map_err(status)?;
+        let done = self.budget.renew(&holder, &held)?;
         Ok(Response::new(v1::LlmPermitRenewReply {
             adopted: done.adopted.min(u32::MAX as usize) as u32,
             refused: done.refused.min(u32::MAX as usize) as u32,
@@ -160,13 +151,13 @@ impl LlmBudget for BudgetService {
             Ok(v1::LlmCallResult::Answered) => CallResult::Answered,
             Ok(v1::LlmCallResult::RateLimited) => CallResult::RateLimited,
             Ok(v1::LlmCallResult::NoAnswer) => CallResult::NoAnswer,
-            _ => return Err(Status::invalid_argument(format!("llm permit release: unknown result {}", r.result))),
+            _ => return Err(ServiceError::Invalid(format!("llm permit release: unknown result {}", r.result)).into()),
         };
         permit_id("release", &r.permit)?;
         let key = key(r.endpoint, r.model)?;
         let holder = holder("release", &r.holder)?;
         let used = tokens("release", "tokens_used", r.tokens_used)?;
-        let decreased = self.budget.release(&key, &holder, &r.permit, result, used).map_err(status)?;
+        let decreased = self.budget.release(&key, &holder, &r.permit, result, used)?;
         if decreased {
             tracing::warn!(endpoint = %key.0, model = %key.1, "llm endpoint answered 429; shrinking the shared limit");
         }

@@ -2,14 +2,14 @@
 //! the Control service. They convert wire messages at once, hand them to the
 //! engine's input channel and turn the engine's answers back into messages.
 //! Malformed messages get an `invalid_argument` status (or, for one record, a
-//! `reject` naming the attempt) and never reach the store.
+//! `reject` naming the attempt) and never reach the store. Every failure is a
+//! [`ServiceError`], which [`crate::service_error`] maps to its status code.
 //!
 //! Bounds at the edge (`crate::limits`): a session must say hello within the
 //! hello timeout; sessions, status watches and exports open at once are
 //! counted by semaphores and refused with `resource_exhausted` past the
 //! limit; a record past the record limit is measured, not converted, and
-//! refused by the engine with a reject. [`refusal`] is the one mapping of the
-//! engine's refusals to status codes. A trajectory upload is checked with the
+//! refused by the engine with a reject. A trajectory upload is checked with the
 //! engine before its first chunk is kept and again, by the whole blob's
 //! digest, before it is inflated ([`upload_chunk`]); decodes wait for one of
 //! `Limits::max_concurrent_decodes` permits.
@@ -28,8 +28,9 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::engine::{Conn, ControlCmd, Input, Outbound, Refused, Upload, WorkerEvent};
+use crate::engine::{Conn, ControlCmd, Input, Outbound, Upload, WorkerEvent};
 use crate::limits::Limits;
+use crate::service_error::ServiceError;
 use crate::store::Store;
 use crate::upload::{self, Chunked, Uploads};
 use crate::wire;
@@ -48,37 +49,21 @@ pub struct Handle {
 }
 
 fn unavailable() -> Status {
-    Status::unavailable("the coordinator is shutting down")
-}
-
-fn invalid(e: WireError) -> Status {
-    Status::invalid_argument(e.to_string())
-}
-
-/// The status of each kind of refusal.
-pub fn refusal(r: Refused) -> Status {
-    match r {
-        Refused::Invalid(m) => Status::invalid_argument(m),
-        Refused::Full(m) => Status::resource_exhausted(m),
-        Refused::NotRegistered(m) => Status::failed_precondition(m),
-    }
+    ServiceError::ShuttingDown.into()
 }
 
 /// One of `permits`, or `resource_exhausted` naming what is at its limit.
-fn permit(permits: &Arc<Semaphore>, what: &str, limit: usize) -> Result<OwnedSemaphorePermit, Status> {
-    permits
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| Status::resource_exhausted(format!("{limit} {what} are open, the limit; try again later")))
+fn permit(permits: &Arc<Semaphore>, what: &'static str, limit: usize) -> Result<OwnedSemaphorePermit, ServiceError> {
+    permits.clone().try_acquire_owned().map_err(|_| ServiceError::AtLimit { what, limit })
 }
 
 /// The longest sweep id an attempt reference may carry (ids are `sw-` and 12 hex digits).
 const MAX_SWEEP_ID_BYTES: usize = 128;
 
-fn attempt_key(r: Option<v1::AttemptRef>) -> Result<AttemptKey, Status> {
-    let key = AttemptKey::try_from(r).map_err(invalid)?;
+fn attempt_key(r: Option<v1::AttemptRef>) -> Result<AttemptKey, ServiceError> {
+    let key = AttemptKey::try_from(r)?;
     if key.sweep.len() > MAX_SWEEP_ID_BYTES {
-        return Err(Status::invalid_argument(format!(
+        return Err(ServiceError::Invalid(format!(
             "attempt.sweep is {} bytes; a sweep id has at most {MAX_SWEEP_ID_BYTES}",
             key.sweep.len()
         )));
@@ -142,7 +127,7 @@ fn outbound_to_wire(o: Outbound) -> Result<v1::CoordinatorMessage, Status> {
         Outbound::TrajectoryReject(key, reason, too_large) => {
             Body::TrajectoryReject(v1::TrajectoryReject { attempt: Some((&key).into()), reason, too_large })
         }
-        Outbound::Fatal(message) => return Err(Status::invalid_argument(message)),
+        Outbound::Fatal(message) => return Err(ServiceError::Invalid(message).into()),
     };
     Ok(v1::CoordinatorMessage { body: Some(body) })
 }
@@ -157,11 +142,12 @@ fn keys(refs: Vec<v1::AttemptRef>) -> Vec<AttemptKey> {
 fn inbound(
     msg: v1::WorkerMessage,
     max_record_bytes: usize,
-) -> Result<Result<WorkerEvent, (AttemptKey, String)>, Status> {
+) -> Result<Result<WorkerEvent, (AttemptKey, String)>, ServiceError> {
     use v1::worker_message::Body;
-    let body = msg.body.ok_or_else(|| Status::invalid_argument("empty worker message (no body)"))?;
+    let invalid = |m: &str| ServiceError::Invalid(m.to_string());
+    let body = msg.body.ok_or_else(|| invalid("empty worker message (no body)"))?;
     Ok(Ok(match body {
-        Body::Hello(_) => return Err(Status::invalid_argument("hello sent twice in one session")),
+        Body::Hello(_) => return Err(invalid("hello sent twice in one session")),
         Body::Ready(r) => WorkerEvent::Ready(r.credits),
         Body::Heartbeat(h) => WorkerEvent::Heartbeat {
             running: keys(h.running),
@@ -170,7 +156,9 @@ fn inbound(
         },
         Body::Progress(p) => WorkerEvent::Progress(attempt_key(p.attempt)?),
         Body::AckRequest(a) => WorkerEvent::AckRequest(keys(a.attempts)),
-        Body::TrajectoryChunk(_) => return Err(Status::internal("a trajectory chunk reached the record converter")),
+        Body::TrajectoryChunk(_) => {
+            return Err(ServiceError::Internal("a trajectory chunk reached the record converter".into()))
+        }
         Body::Record(r) => {
             let key = attempt_key(r.attempt.clone())?;
             let bytes = r.encoded_len();
@@ -192,20 +180,24 @@ fn inbound(
 impl Worker for WorkerService {
     async fn register(&self, req: Request<v1::RegisterRequest>) -> Result<Response<v1::RegisterReply>, Status> {
         let r = req.into_inner();
-        let hosts =
-            r.hosts.iter().map(convert::site_version_from_wire).collect::<Result<Vec<_>, _>>().map_err(invalid)?;
+        let hosts = r
+            .hosts
+            .iter()
+            .map(convert::site_version_from_wire)
+            .collect::<Result<Vec<_>, WireError>>()
+            .map_err(ServiceError::from)?;
         if hosts.is_empty() {
-            return Err(Status::invalid_argument("a worker must host at least one site version"));
+            return Err(ServiceError::Invalid("a worker must host at least one site version".into()).into());
         }
         if r.slots == 0 || r.slots > 1024 {
-            return Err(Status::invalid_argument(format!("slots {} is not in 1..=1024", r.slots)));
+            return Err(ServiceError::Invalid(format!("slots {} is not in 1..=1024", r.slots)).into());
         }
         let (tx, rx) = oneshot::channel();
         let previous = Some(r.previous_id).filter(|p| !p.is_empty());
         self.handle
             .send(Input::Register { name: r.name, hosts, simulated: r.simulated, slots: r.slots, previous, reply: tx })
             .await?;
-        let worker_id = rx.await.map_err(|_| unavailable())?.map_err(refusal)?;
+        let worker_id = rx.await.map_err(|_| unavailable())??;
         Ok(Response::new(v1::RegisterReply {
             worker_id,
             lease_ttl_ms: self.handle.ttl.as_millis() as u64,
@@ -225,13 +217,13 @@ impl Worker for WorkerService {
         let wait = self.limits.hello_timeout;
         let first = tokio::time::timeout(wait, stream.message())
             .await
-            .map_err(|_| Status::deadline_exceeded(format!("no hello within {} ms", wait.as_millis())))??
-            .ok_or_else(|| Status::invalid_argument("session closed before hello"))?;
+            .map_err(|_| ServiceError::NoHello(wait))??
+            .ok_or_else(|| ServiceError::Invalid("session closed before hello".into()))?;
         let Some(v1::worker_message::Body::Hello(hello)) = first.body else {
-            return Err(Status::invalid_argument("the first message of a session must be hello"));
+            return Err(ServiceError::Invalid("the first message of a session must be hello".into()).into());
         };
         if hello.worker_id.is_empty() {
-            return Err(Status::invalid_argument("hello without a worker id: register first"));
+            return Err(ServiceError::Invalid("hello without a worker id: register first".into()).into());
         }
         let conn_id = self.handle.conns.fetch_add(1, Ordering::Relaxed) + 1;
         let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
@@ -244,7 +236,7 @@ impl Worker for WorkerService {
         let credential = hello.worker_id;
         self.handle.send(Input::Connect { credential, conn, running, free_slots: hello.free_slots, reply }).await?;
         // Only a session whose hello proved its worker's identity gets a reader.
-        let worker = answer.await.map_err(|_| unavailable())?.map_err(refusal)?;
+        let worker = answer.await.map_err(|_| unavailable())??;
         let max_record_bytes = self.limits.max_record_bytes;
         let handle = self.handle.clone();
         let session = self.tasks.child(format!("worker {worker} session {conn_id}"));
@@ -298,10 +290,10 @@ impl Worker for WorkerService {
                             let _ = tx.try_send(Outbound::Reject(key, reason));
                         }
                     }
-                    Err(status) => {
-                        tracing::warn!(worker = %worker, status = %status.message(), "malformed worker message");
+                    Err(error) => {
+                        tracing::warn!(worker = %worker, status = %error, "malformed worker message");
                         if let Some(tx) = weak.upgrade() {
-                            let _ = tx.try_send(Outbound::Fatal(status.message().to_string()));
+                            let _ = tx.try_send(Outbound::Fatal(error.to_string()));
                         }
                         break;
                     }
@@ -413,20 +405,20 @@ pub struct ControlService {
 }
 
 impl ControlService {
-    fn stream_permit(&self) -> Result<OwnedSemaphorePermit, Status> {
+    fn stream_permit(&self) -> Result<OwnedSemaphorePermit, ServiceError> {
         permit(&self.streams, "status watches and exports", self.limits.max_control_streams)
     }
 }
 
-fn not_found(id: &str) -> Status {
-    Status::not_found(format!("no sweep '{id}'"))
+fn not_found(id: &str) -> ServiceError {
+    ServiceError::NoSweep(id.to_string())
 }
 
 #[tonic::async_trait]
 impl Control for ControlService {
     async fn submit_sweep(&self, req: Request<v1::SweepSpec>) -> Result<Response<v1::SweepId>, Status> {
-        let spec = wire::spec_from_wire(req.into_inner()).map_err(invalid)?;
-        let id = self.handle.ask(|tx| ControlCmd::Submit(Box::new(spec), tx)).await?.map_err(refusal)?;
+        let spec = wire::spec_from_wire(req.into_inner()).map_err(ServiceError::from)?;
+        let id = self.handle.ask(|tx| ControlCmd::Submit(Box::new(spec), tx)).await??;
         Ok(Response::new(v1::SweepId { id }))
     }
 
@@ -491,7 +483,8 @@ impl Control for ControlService {
     async fn export_records(&self, req: Request<v1::SweepId>) -> Result<Response<Self::ExportRecordsStream>, Status> {
         let id = req.into_inner().id;
         let permit = self.stream_permit()?;
-        let meta = self.store.sweep(&id).map_err(|e| Status::internal(e.to_string()))?.ok_or_else(|| not_found(&id))?;
+        let meta =
+            self.store.sweep(&id).map_err(|e| ServiceError::Internal(e.to_string()))?.ok_or_else(|| not_found(&id))?;
         let (tx, rx) = mpsc::channel(256);
         let store = self.store.clone();
         let token = self.tasks.token();
@@ -506,8 +499,7 @@ impl Control for ControlService {
             for row in store.records(&id) {
                 if token.is_cancelled() {
                     // Never a silently short export: say why it ended.
-                    let _ =
-                        tx.blocking_send(Err(Status::unavailable("the coordinator is shutting down; export again")));
+                    let _ = tx.blocking_send(Err(ServiceError::ExportInterrupted.into()));
                     return;
                 }
                 let (key, item) = match row {
@@ -515,7 +507,7 @@ impl Control for ControlService {
                         (key, Ok(v1::ExportItem { item: Some(Item::Record((&stored.record).into())) }))
                     }
                     Err(e) => {
-                        let _ = tx.blocking_send(Err(Status::data_loss(e.to_string())));
+                        let _ = tx.blocking_send(Err(ServiceError::DataLoss(e.to_string()).into()));
                         return;
                     }
                 };
@@ -532,7 +524,7 @@ impl Control for ControlService {
                         }
                     }
                     Err(e) => {
-                        let _ = tx.blocking_send(Err(Status::data_loss(e.to_string())));
+                        let _ = tx.blocking_send(Err(ServiceError::DataLoss(e.to_string()).into()));
                         return;
                     }
                 }
@@ -602,8 +594,8 @@ impl tonic::service::Interceptor for TokenCheck {
         let Some(expected) = &self.expected else { return Ok(req) };
         match req.metadata().get("authorization") {
             Some(v) if same(v.as_bytes(), expected) => Ok(req),
-            Some(_) => Err(Status::unauthenticated("wrong token")),
-            None => Err(Status::unauthenticated("missing token: send `authorization: Bearer <token>`")),
+            Some(_) => Err(ServiceError::Unauthenticated("wrong token").into()),
+            None => Err(ServiceError::Unauthenticated("missing token: send `authorization: Bearer <token>`").into()),
         }
     }
 }
