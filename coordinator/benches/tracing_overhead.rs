@@ -16,7 +16,10 @@
 //! * `export`: an OTLP exporter to a closed local port (spans built, batched
 //!   and dropped), for reference.
 //!
-//! `cargo bench -p skillshift-telemetry --bench coordinator_overhead`
+//! It lives with the coordinator, whose engine it drives, so that telemetry
+//! never depends on the coordinator (the arrow points one way).
+//!
+//! `cargo bench -p skillshift-coordinator --bench tracing_overhead`
 //! (`-- ROUNDS SWEEPS` to change 7 rounds of 20 sweeps per mode).
 
 use std::process::{Command, Stdio};
