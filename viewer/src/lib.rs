@@ -4,7 +4,8 @@
 //!
 //! * [`source`]: the [`Source`] trait, what the viewer reads.
 //! * [`export`]: [`ExportSource`], the trait over an export directory.
-//! * [`live`]: [`LiveSource`], the trait over a running coordinator's store.
+//! * [`live`]: [`LiveSource`], the source over a running coordinator, which it
+//!   reads through the [`live::Coordinator`] trait.
 //! * [`api`]: the JSON under `/api/*` the page renders.
 //! * [`marks`]: which observation lines a step's perturbations touched.
 //! * [`auth`]: the token check, the coordinator's scheme.

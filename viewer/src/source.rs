@@ -1,10 +1,10 @@
 //! Where the viewer's data comes from: the [`Source`] trait.
 //!
-//! Two implementations are meant to exist: [`crate::export::ExportSource`]
-//! over an export directory (`per_task.jsonl`, `contract.json`,
-//! `trajectories/`), and the coordinator's live store, which implements the
-//! same trait in the coordinator and mounts [`crate::router`] on its `--http`
-//! port with itself as the source. A live source also says when a sweep
+//! Two implementations exist: `ExportSource` (the export module) over an
+//! export directory (`per_task.jsonl`, `contract.json`, `trajectories/`), and
+//! `LiveSource` (the live module) over a running coordinator, which mounts the
+//! pages on its `--http` port with the live source behind them. This module
+//! names neither: they build on it. A live source also says when a sweep
 //! changed ([`Source::changes`]); the viewer turns that into server-sent
 //! events so an open grid refreshes its numbers without polling.
 
