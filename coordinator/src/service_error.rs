@@ -1,10 +1,9 @@
 //! The one error of the coordinator's gRPC services and the one place it
 //! becomes a `tonic::Status`.
 //!
-//! Every service ([`crate::service`]'s Worker and Control, the token check,
-//! [`crate::llm_service`]'s LlmBudget) builds a [`ServiceError`] and lets `?`
-//! turn it into a status through `From<ServiceError> for Status`; nothing
-//! else builds a status. The engine's refusals ([`Refused`]), the budget's
+//! Every service (Worker and Control, the token check, LlmBudget) builds a
+//! [`ServiceError`] and lets `?` turn it into a status through
+//! `From<ServiceError> for Status`; nothing else builds a status. The engine's refusals ([`Refused`]), the budget's
 //! ([`BudgetError`]) and malformed wire messages ([`WireError`]) convert into
 //! it, so each kind of failure has exactly one code. The message a client
 //! sees is the variant's text.
