@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::interval::Pair;
 use crate::readiness::{GateResult, Gates, Verdict};
 use crate::schema::{self, Node};
+use crate::shape::Pair;
 use crate::summary::Summary;
 use crate::usage::{tally_of_cost_path, Populations};
 

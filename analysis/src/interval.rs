@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cells::CellStats;
 use crate::ledger::Ledger;
-use crate::shape::{Grid, PerCondition, PerSite};
+use crate::shape::{Grid, Pair, PerCondition, PerSite};
 use skillshift_common::ids::{Condition, Site};
 
 /// z for a two-sided 95% interval.
@@ -75,9 +75,6 @@ pub fn macro_interval(cells: impl IntoIterator<Item = (u64, u64)>) -> Option<(f6
     let k = f64::from(k);
     Some(wilson_p(sum_p / k, k * k / sum_inv_n))
 }
-
-/// An interval as `[lo, hi]`, in the unit of the value it goes beside.
-pub type Pair = [f64; 2];
 
 fn percent((lo, hi): (f64, f64)) -> Pair {
     [100.0 * lo, 100.0 * hi]

@@ -6,7 +6,7 @@
 //! * [`shape`]: the shared shapes, a value per website, per condition and per cell, the ten numbers and the macro means; a leaf.
 //! * [`records`]: reading and validating record files, line by line (docs/formats.md#records).
 //! * [`outcome`]: the unit outcome rule, evaluable records, invalid units (docs/formats.md#from-records-to-numbers).
-//! * [`cells`]: per-cell SR, AS, ASC, SFR, marginals and invocation counts.
+//! * [`cells`]: per-cell SR, AS, ASC, SFR and invocation counts, and [`cells::analyse`], everything one treatment's records hold.
 //! * [`ledger`]: attempts, units, rates and latency beside the rates (docs/formats.md#ledger).
 //! * [`usage`]: LLM calls, tokens and cost by population, and the summary's `cost` block (docs/formats.md#cost).
 //! * [`failures`]: non-success attempts by failure category per cell, with representative trajectories.
@@ -23,6 +23,14 @@
 //! * [`leaderboard`]: entry validation and the static page (docs/formats.md#leaderboard).
 //! * [`table1`]: the paper's Table 1 transcription and its identity check.
 //! * [`synth`]: synthetic record grids for benchmarks and property tests.
+//!
+//! The modules form layers, each naming only modules below it: the leaves
+//! (`shape`, `records`, `schema`, `style`, `readiness`); what is computed from
+//! records (`outcome`, `usage`, `failures`, `ledger`, `reliability`); `cells`,
+//! whose `analyse` gathers them, and `interval` over its cells; `summary`,
+//! whose `summarise` assembles the summary object; `gates`, evaluated over a
+//! summary; and the users at the top (`report`, `compare`, `calibration`,
+//! `leaderboard`, `table1`).
 
 pub mod calibration;
 pub mod cells;

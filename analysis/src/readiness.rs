@@ -1,12 +1,12 @@
 //! Readiness as a summary carries it: the `gates` block of
 //! `skillshift.summary/1` (docs/formats.md#gates), each gate's verdict, and
-//! the gates recommended when none was declared. A leaf beside the summary's
-//! other blocks; the gates module above the summary reads a gates file and
-//! evaluates it into these shapes.
+//! the gates recommended when none was declared. It names only the shared
+//! shapes, so the summary can hold it; the gates module above the summary
+//! reads a gates file and evaluates it into these shapes.
 
 use serde::{Deserialize, Serialize};
 
-use crate::interval::Pair;
+use crate::shape::Pair;
 
 /// `pass`, `fail` or `inconclusive`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,9 +1,10 @@
 //! The shapes every part of the analysis shares: a value per website
 //! ([`PerSite`]), per condition ([`PerCondition`]) and per cell ([`Grid`]),
-//! the ten numbers of one metric ([`TenNumbers`]) and the macro means that
-//! make them ([`marginals`]). A leaf: it names no other module of the crate,
-//! so the rooms that compute (cells, ledger, reliability, intervals, failures)
-//! and the one that assembles them (summary) all build on it.
+//! the ten numbers of one metric ([`TenNumbers`]), the macro means that make
+//! them ([`marginals`]) and an interval beside a value ([`Pair`]). A leaf:
+//! it names no other module of the crate, so the rooms that compute (cells,
+//! ledger, reliability, intervals, failures) and the one that assembles them
+//! (summary) all build on it.
 //!
 //! Marginals are unweighted means of cells, never weighted by task count; a
 //! null cell is left out, and a mean over no cell is null.
@@ -11,6 +12,9 @@
 use serde::{Deserialize, Serialize};
 
 use skillshift_common::ids::{Condition, Site};
+
+/// An interval as `[lo, hi]`, in the unit of the value it goes beside.
+pub type Pair = [f64; 2];
 
 /// One value per website, in table order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

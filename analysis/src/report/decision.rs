@@ -4,8 +4,8 @@
 
 use super::{num, Block, Cell};
 use crate::gates::show;
-use crate::interval::Pair;
 use crate::readiness::{Gates, NOT_DETERMINED};
+use crate::shape::Pair;
 use crate::usage::{Population, Populations, Tally};
 
 /// `[lo, hi]` with two decimals, `--` when there is none.

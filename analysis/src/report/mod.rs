@@ -1,7 +1,7 @@
 //! `skillshift report`: from a records file to a summary and its rendering.
 //!
 //! [`build`] reads and validates the file, selects the treatment and computes
-//! the [`Summary`](crate::summary::Summary). [`document`] lays the summary out
+//! the [`Summary`]. [`document`] lays the summary out
 //! once as a [`Doc`] (titled tables and notes); [`text`], [`markdown`] and
 //! [`html`] render that one layout, so the three formats never disagree.
 
@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use crate::cells::analyse;
 use crate::failures::{self, FailureCategories};
 use crate::gates::{evaluate, GateSet};
-use crate::interval::{Pair, METHODS_NOTE};
+use crate::interval::METHODS_NOTE;
 use crate::records::{read_file, RecordsError};
-use crate::shape::{PerCondition, PerSite, TenNumbers};
+use crate::shape::{Pair, PerCondition, PerSite, TenNumbers};
 use crate::style::{FLAG, LOW_INVOCATIONS};
 use crate::summary::{summarise, Summary, SummaryError, METRICS};
 use crate::usage::Populations;
