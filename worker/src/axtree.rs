@@ -398,22 +398,19 @@ pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
     for attempt in 0..4u64 {
         match session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), session.call_timeout()).await {
             Ok(r) => {
-                let tree = AxTree::from_answer(&r).map_err(|e| BrowserError::Cdp {
-                    cmd: "Accessibility.getFullAXTree".into(),
-                    message: format!("unreadable tree: {e}"),
-                })?;
+                let tree = AxTree::from_answer(&r)
+                    .map_err(|e| BrowserError::cdp("Accessibility.getFullAXTree", format!("unreadable tree: {e}")))?;
                 if !tree.nodes.is_empty() {
                     return Ok(tree);
                 }
-                last =
-                    Some(BrowserError::Cdp { cmd: "Accessibility.getFullAXTree".into(), message: "empty tree".into() });
+                last = Some(BrowserError::cdp("Accessibility.getFullAXTree", "empty tree"));
             }
             Err(e) if e.is_fatal() => return Err(e),
             Err(e) => last = Some(e),
         }
         tokio::time::sleep(Duration::from_millis(50 * (attempt + 1))).await;
     }
-    Err(last.unwrap_or(BrowserError::Cdp { cmd: "Accessibility.getFullAXTree".into(), message: "no tree".into() }))
+    Err(last.unwrap_or(BrowserError::cdp("Accessibility.getFullAXTree", "no tree")))
 }
 
 /// The nodes of one role in the current page's accessibility tree (Chrome's
@@ -435,26 +432,44 @@ pub async fn fetch_role(session: &Session, role: &str) -> Result<Option<AxTree>,
     // The document's handle is let go whatever the answer; a failure here leaks one handle until
     // the next navigation, nothing more.
     let _ = session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": GROUP})).await;
-    let tree = AxTree::from_answer(&answer?)
-        .map_err(|e| BrowserError::Cdp { cmd: CMD.into(), message: format!("unreadable nodes: {e}") })?;
+    let tree = AxTree::from_answer(&answer?).map_err(|e| BrowserError::cdp(CMD, format!("unreadable nodes: {e}")))?;
     Ok(Some(tree))
 }
 
-/// One observation of the current page.
+/// The observer of one attempt: it owns the attempt's [`Numbering`], so a node keeps its printed
+/// id from one observation of its document to the next. Made new for every attempt
+/// (the attempt's tabs hold it).
+#[derive(Debug, Default)]
+pub struct Observer {
+    // A std mutex: held to number one tree, never across an await.
+    numbering: std::sync::Mutex<Numbering>,
+}
+
+impl Observer {
+    /// One observation of the current page, numbered with the attempt's numbers.
+    pub async fn observe(&self, session: &Session) -> Result<Snapshot, BrowserError> {
+        // One socket carries all three: URL, title and the document's identity come back while
+        // Chrome serialises the tree.
+        let (tree, page, document) =
+            tokio::join!(fetch_tree(session), session.url_and_title(), session.eval("String(performance.timeOrigin)"));
+        let (mut tree, (url, title)) = (tree?, page?);
+        let document = match document? {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        if let Ok(mut n) = self.numbering.lock() {
+            n.apply(&document, &mut tree);
+        }
+        let (body, ids) = tree.render();
+        let text = format!("Tab 0 (current): {title}\n\n{body}");
+        Ok(Snapshot { url, title, text, ids, tree })
+    }
+}
+
+/// One observation of the current page by an observer of its own, so numbered as a first
+/// observation is; an attempt observes through its [`Observer`], which keeps its numbers.
 pub async fn observe(session: &Session) -> Result<Snapshot, BrowserError> {
-    // One socket carries all three: URL, title and the document's identity come back while
-    // Chrome serialises the tree.
-    let (tree, page, document) =
-        tokio::join!(fetch_tree(session), session.url_and_title(), session.eval("String(performance.timeOrigin)"));
-    let (mut tree, (url, title)) = (tree?, page?);
-    let document = match document? {
-        Value::String(s) => s,
-        other => other.to_string(),
-    };
-    session.number(&document, &mut tree);
-    let (body, ids) = tree.render();
-    let text = format!("Tab 0 (current): {title}\n\n{body}");
-    Ok(Snapshot { url, title, text, ids, tree })
+    Observer::default().observe(session).await
 }
 
 #[cfg(test)]

@@ -576,7 +576,7 @@ fn deliver(shared: &Shared, m: Routed) {
 }
 
 /// Asks the page for a trace's post data or body at once, before it navigates away; what cannot be
-/// sent now (a full queue) is left to the session ([`crate::browser::Session::network_flush`]).
+/// sent now (a full queue) is left to the session (its `network_flush`, between steps).
 fn ask_for(shared: &Shared, net: &mut crate::network::Recorder, w: crate::network::Wanted) {
     use crate::network::Wanted;
     let (method, session, request) = match &w {

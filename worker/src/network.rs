@@ -1,7 +1,7 @@
 //! The attempt's network trace: DevTools' `Network.*` events of every tab of the attempt, folded
 //! into HAR 1.2 entries ([`skillshift_common::har`]) as they arrive.
 //!
-//! The DevTools reader ([`crate::cdp`]) hands each `Network.*` event of a recorded session to a
+//! The DevTools reader (the `cdp` module) hands each `Network.*` event of a recorded session to a
 //! [`Recorder`] at once, without a channel that could drop it under load; [`Recorder::event`] is
 //! pure bookkeeping and never waits. What needs a call into the page (a request's post data when
 //! the event left it out, a response's body) is listed by [`Recorder::wanted`]; the reader asks
