@@ -16,7 +16,7 @@ use skillshift_experiment::embedded::Embedded;
 use skillshift_worker::axtree::{fetch_role, fetch_tree};
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
 use skillshift_worker::sites::{ResetPolicy, SiteManager};
-use skillshift_worker::skill_runtime::{matches, run_steps, Placeholders};
+use skillshift_worker::skill_runtime::{matches, run_steps, Placeholders, LOCATOR_GRACE};
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("data")
@@ -67,7 +67,7 @@ async fn a_locator_finds_by_role_exactly_what_the_whole_tree_finds() {
             let ph = Placeholders(vec![(site.placeholder().to_string(), base.clone()), ("__SITE__".to_string(), base)]);
             sites.reset(site, version).await.unwrap();
             let session = Session::open(&driver).await.unwrap();
-            let login = run_steps(&session, &sites.login_steps(site, version), &ph).await.unwrap();
+            let login = run_steps(&session, &sites.login_steps(site, version), &ph, LOCATOR_GRACE).await.unwrap();
             assert!(login.ok, "{site}.{version}: login {:?}", login.error);
             let tasks = load_task_file(&task_file_path(&data_dir(), site, version), site).unwrap();
             // Every distinct start page: lists, detail pages, forms, admin grids.

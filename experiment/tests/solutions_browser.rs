@@ -18,7 +18,7 @@ use skillshift_experiment::embedded::Embedded;
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
 use skillshift_worker::scorer::{self, Score};
 use skillshift_worker::sites::{ResetPolicy, SiteManager};
-use skillshift_worker::skill_runtime::{run_skill, run_steps, Placeholders};
+use skillshift_worker::skill_runtime::{run_skill, run_steps, Placeholders, LOCATOR_GRACE};
 use skillshift_worker::tabs::Tabs;
 
 const KINDS: [EvalType; 3] = [EvalType::StringMatch, EvalType::ProgramHtml, EvalType::UrlMatch];
@@ -90,7 +90,9 @@ async fn drive(
     solution: Option<&SkillLibrary>,
 ) -> Result<Score, String> {
     if task.require_login {
-        let login = run_steps(session, &sites.login_steps(site, version), ph).await.map_err(|e| e.to_string())?;
+        let login = run_steps(session, &sites.login_steps(site, version), ph, LOCATOR_GRACE)
+            .await
+            .map_err(|e| e.to_string())?;
         if !login.ok {
             return Err(format!("login failed: {:?}", login.error));
         }
@@ -99,7 +101,7 @@ async fn drive(
     let mut answer = String::new();
     if let Some(lib) = solution {
         let skill = &lib.skills[0];
-        let out = run_skill(session, skill, &BTreeMap::new(), ph).await.map_err(|e| e.to_string())?;
+        let out = run_skill(session, skill, &BTreeMap::new(), ph, LOCATOR_GRACE).await.map_err(|e| e.to_string())?;
         if !out.ok {
             return Err(format!("solution stopped after {} steps: {:?}", out.steps_done, out.error));
         }

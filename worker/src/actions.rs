@@ -44,7 +44,7 @@ const SETTLE_MAX: Duration = Duration::from_secs(10);
 
 /// Executes one primitive action. `resolve` maps a printed id to its element.
 /// `Stop` does nothing here: the run loop ends the attempt. Tab actions need
-/// the attempt's tabs: [`crate::tabs::execute`] runs them and sends the rest here.
+/// the attempt's tabs: the tabs module's `execute` runs them and sends the rest here.
 pub async fn execute(session: &Session, action: &Action, resolve: impl Fn(u64) -> Option<i64>) -> Result<(), ActError> {
     let element =
         |id: u64| resolve(id).ok_or_else(|| ActError::Failed(format!("no element with id [{id}] on this page")));

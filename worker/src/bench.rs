@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::action::Action;
 use crate::actions::{self, ActError};
-use crate::axtree::{observe, Snapshot};
+use crate::axtree::{Observer, Snapshot};
 use crate::browser::{BrowserError, Driver};
 
 /// Setups timed after the first (cold) one.
@@ -138,9 +138,10 @@ pub async fn run(driver: &Driver, url: &str, steps: usize) -> Result<StepBench, 
     let session = driver.checkout().await?;
     session.goto(url).await?;
     let mut cursor = (0, 0);
+    let observer = Observer::default();
     for i in 0..steps {
         let t = Instant::now();
-        let snap = observe(&session).await?;
+        let snap = observer.observe(&session).await?;
         let observed = t.elapsed();
         let chars = snap.text.chars().count();
         if i == 0 {

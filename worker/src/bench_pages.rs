@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use skillshift_tasks::TaskCenter;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::axtree::{observe, AxTree};
+use crate::axtree::{AxTree, Observer};
 use crate::bench::p50_p90;
 use crate::browser::{BrowserError, Driver, Session};
 
@@ -37,7 +37,7 @@ pub struct SizeRun {
     pub parse: Vec<Duration>,
     /// Ours: WebArena's text rendered from the nodes.
     pub render: Vec<Duration>,
-    /// A whole observation as an attempt takes it (`axtree::observe`).
+    /// A whole observation as an attempt takes it (`axtree::Observer::observe`).
     pub observe: Vec<Duration>,
 }
 
@@ -125,10 +125,8 @@ async fn chrome_tree(session: &Session) -> Result<(crate::cdp::Answer, Duration)
 }
 
 fn read(answer: &crate::cdp::Answer) -> Result<AxTree, BrowserError> {
-    AxTree::from_answer(answer).map_err(|e| BrowserError::Cdp {
-        cmd: "Accessibility.getFullAXTree".into(),
-        message: format!("unreadable: {e}"),
-    })
+    AxTree::from_answer(answer)
+        .map_err(|e| BrowserError::cdp("Accessibility.getFullAXTree", format!("unreadable: {e}")))
 }
 
 /// For each target size: finds the rows that give about that many nodes (within 5%, three tries),
@@ -138,6 +136,8 @@ pub async fn run(driver: &Driver, targets: &[usize], rounds: usize) -> Result<Ve
     let base = serve(&tasks).await.map_err(|e| BrowserError::Session(format!("serving the generated page: {e}")))?;
     let session = driver.checkout().await?;
     let mut out = Vec::new();
+    // The session's one observer, as an attempt has one.
+    let observer = Observer::default();
     let result = async {
         for &target in targets {
             // About eight nodes a row: a first guess, then scaled by what Chrome made of it.
@@ -163,7 +163,7 @@ pub async fn run(driver: &Driver, targets: &[usize], rounds: usize) -> Result<Ve
                 run.render.push(t.elapsed());
                 run.chars = text.chars().count();
                 let t = Instant::now();
-                observe(&session).await?;
+                observer.observe(&session).await?;
                 run.observe.push(t.elapsed());
             }
             out.push(run);

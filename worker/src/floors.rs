@@ -135,11 +135,11 @@ async fn fresh(driver: &Driver, page: &FloorPage) -> Result<Duration, BrowserErr
 async fn one(session: &Session, window: (u32, u32), page: &FloorPage, out: &mut Floors) -> Result<(), BrowserError> {
     let (made, took) =
         timed(session.browser_cdp("Target.createBrowserContext", json!({"disposeOnDetach": false}))).await?;
-    let context =
-        made.get("browserContextId").and_then(Value::as_str).map(str::to_string).ok_or_else(|| BrowserError::Cdp {
-            cmd: "Target.createBrowserContext".into(),
-            message: "no browserContextId in the answer".into(),
-        })?;
+    let context = made
+        .get("browserContextId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| BrowserError::cdp("Target.createBrowserContext", "no browserContextId in the answer"))?;
     let (w, h) = window;
     let target = json!({"url": "about:blank", "browserContextId": context, "width": w, "height": h});
     let (_, tab) = timed(session.browser_cdp("Target.createTarget", target)).await?;

@@ -488,7 +488,6 @@ async fn drive(
     let sites = ctx.sites.as_ref();
     // Dialogs of the browser's previous attempt are not this one's.
     session.take_dialogs();
-    session.set_locator_grace(sites.locator_grace(uid.site, uid.version));
     p.capture.secrets(Capture::login_secrets(&sites.login_steps(uid.site, uid.version)));
     // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
     let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
@@ -712,7 +711,8 @@ async fn drive(
                     (Some(_), None) => (Err(format!("no skill named '{name}' for {}", uid.site)), Vec::new(), 0),
                     (Some(_), Some(skill)) => {
                         let bound: Vec<_> = skill.steps.iter().map(|s| s.bind(&args)).collect();
-                        match run_skill(session, &skill, &args, ph).instrument(skill_span.clone()).await {
+                        let grace = sites.locator_grace(uid.site, uid.version);
+                        match run_skill(session, &skill, &args, ph, grace).instrument(skill_span.clone()).await {
                             Ok(o) if o.ok => (Ok(o.answer), bound, o.steps_done),
                             Ok(o) => (Err(o.error.unwrap_or_else(|| "skill failed".into())), bound, o.steps_done),
                             Err(e) => return browser_end(e),
@@ -874,9 +874,7 @@ async fn login(
     let steps = sites.login_steps(site, version);
     // Signing in is set-up, not a measured skill: a real application's next page (a form post, a
     // redirect, a confirmation screen) may take longer than a skill's grace to render.
-    session.set_locator_grace(LOGIN_GRACE);
-    let ran = run_steps(session, &steps, ph).await;
-    session.set_locator_grace(sites.locator_grace(site, version));
+    let ran = run_steps(session, &steps, ph, LOGIN_GRACE).await;
     match ran {
         Ok(o) if o.ok => None,
         Ok(o) => Some(err(ErrorReason::SiteLogin, o.error.unwrap_or_else(|| "login failed".into()))),

@@ -523,6 +523,16 @@ mod tests {
         assert!(r.needs_reset(Site::Magento, Version::V2));
     }
 
+    /// The grace the run loop passes to a skill's locators, unless a backend says otherwise.
+    #[test]
+    fn a_site_s_locator_grace_defaults_to_the_skills_grace() {
+        let cfg: SitesConfig =
+            serde_json::from_str(r#"{"backend": "env-ctrl", "sites": {"magento-v2": {"url": "http://h:1/"}}}"#)
+                .unwrap();
+        let r = Remote::new(cfg).unwrap();
+        assert_eq!(r.locator_grace(Site::Magento, Version::V2), crate::skill_runtime::LOCATOR_GRACE, "the default");
+    }
+
     #[tokio::test]
     async fn external_reset_runs_the_command_with_the_site_in_its_environment() {
         let dir = tempfile::tempdir().unwrap();

@@ -22,8 +22,8 @@ use crate::axtree::{fetch_role, fetch_tree, AxTree};
 use crate::browser::{BrowserError, Session};
 
 /// How long a locator keeps looking for an element that is not there yet, on a
-/// site whose pages may render after they load (the default of
-/// [`crate::sites::SiteManager::locator_grace`]). Short on purpose: a skill that
+/// site whose pages may render after they load (the default of the site manager's
+/// `locator_grace`, which the run loop passes to [`run_skill`]). Short on purpose: a skill that
 /// needs an element which renders later than this fails, as a learned script would.
 pub const LOCATOR_GRACE: Duration = Duration::from_millis(300);
 
@@ -230,18 +230,22 @@ async fn candidates(session: &Session, target: &Target) -> Result<AxTree, Browse
     fetch_tree(session).await
 }
 
-/// Resolves a target to one element, waiting up to the session's locator grace
-/// ([`Session::locator_grace`]) for it to appear; with none, the first look decides.
-pub async fn resolve(session: &Session, target: &Target) -> Result<i64, ActError> {
+/// Resolves a target to one element, waiting up to `grace` (the site's locator grace) for it to
+/// appear; with none, the first look decides.
+pub async fn resolve(session: &Session, target: &Target, grace: Duration) -> Result<i64, ActError> {
     let span = spans::locate(&target.role);
     let mut looks = 0;
-    let found = resolve_looking(session, target, &mut looks).instrument(span.clone()).await;
+    let found = resolve_looking(session, target, grace, &mut looks).instrument(span.clone()).await;
     spans::record_looks(&span, looks);
     found
 }
 
-async fn resolve_looking(session: &Session, target: &Target, looks: &mut u32) -> Result<i64, ActError> {
-    let grace = session.locator_grace();
+async fn resolve_looking(
+    session: &Session,
+    target: &Target,
+    grace: Duration,
+    looks: &mut u32,
+) -> Result<i64, ActError> {
     let start = std::time::Instant::now();
     loop {
         *looks += 1;
@@ -281,23 +285,29 @@ const READ_TEXT: &str = r#"function() {
   return (this.innerText || this.textContent || "").trim();
 }"#;
 
-/// Runs one step. `Ok(Some(text))` carries a read or answered value.
-pub async fn run_step(session: &Session, step: &Step, ph: &Placeholders) -> Result<Option<String>, ActError> {
+/// Runs one step, its target looked for up to `grace`. `Ok(Some(text))` carries a read or
+/// answered value.
+pub async fn run_step(
+    session: &Session,
+    step: &Step,
+    ph: &Placeholders,
+    grace: Duration,
+) -> Result<Option<String>, ActError> {
     match step {
         Step::Goto { url } => {
             session.goto(&ph.apply(url)).await.map_err(ActError::from)?;
             Ok(None)
         }
         Step::Click { target } => {
-            let b = resolve(session, target).await?;
+            let b = resolve(session, target, grace).await?;
             actions::click(session, b).await.map(|_| None)
         }
         Step::Fill { target, text } => {
-            let b = resolve(session, target).await?;
+            let b = resolve(session, target, grace).await?;
             actions::type_text(session, b, text, false).await.map(|_| None)
         }
         Step::Select { target, option } => {
-            let b = resolve(session, target).await?;
+            let b = resolve(session, target, grace).await?;
             let r = actions::call_on(session, b, actions::SELECT_OPTION, vec![json!(option)]).await?;
             match r.as_str() {
                 Some("") => Ok(None),
@@ -306,7 +316,7 @@ pub async fn run_step(session: &Session, step: &Step, ph: &Placeholders) -> Resu
             }
         }
         Step::Check { target } => {
-            let b = resolve(session, target).await?;
+            let b = resolve(session, target, grace).await?;
             let checked = actions::call_on(session, b, "function() { return !!this.checked; }", vec![]).await?;
             if checked.as_bool() != Some(true) {
                 actions::click(session, b).await?;
@@ -318,15 +328,15 @@ pub async fn run_step(session: &Session, step: &Step, ph: &Placeholders) -> Resu
             Ok(None)
         }
         Step::Press { target, key } => {
-            let b = resolve(session, target).await?;
+            let b = resolve(session, target, grace).await?;
             actions::press(session, Some(b), key).await.map(|_| None)
         }
         Step::Hover { target } => {
-            let b = resolve(session, target).await?;
+            let b = resolve(session, target, grace).await?;
             actions::hover(session, b).await.map(|_| None)
         }
         Step::Read { target, pattern, values } => {
-            let b = resolve(session, target).await?;
+            let b = resolve(session, target, grace).await?;
             let v = actions::call_on(session, b, READ_TEXT, vec![]).await?;
             let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
             let read = match pattern {
@@ -355,14 +365,20 @@ pub fn read_value(values: Option<&std::collections::BTreeMap<String, String>>, r
     values.and_then(|m| m.get(&read)).cloned().unwrap_or(read)
 }
 
-/// Runs steps in order, stopping at the first that cannot be realized. Only a
-/// lost browser is an `Err`; every other failure is in the outcome.
-pub async fn run_steps(session: &Session, steps: &[Step], ph: &Placeholders) -> Result<StepsOutcome, BrowserError> {
+/// Runs steps in order, stopping at the first that cannot be realized, each target looked for up
+/// to `grace` ([`LOCATOR_GRACE`] unless the site says otherwise). Only a lost browser is an
+/// `Err`; every other failure is in the outcome.
+pub async fn run_steps(
+    session: &Session,
+    steps: &[Step],
+    ph: &Placeholders,
+    grace: Duration,
+) -> Result<StepsOutcome, BrowserError> {
     let mut out = StepsOutcome { ok: true, ..Default::default() };
     let mut literal = None;
     let mut last_read = None;
     for (i, step) in steps.iter().enumerate() {
-        match run_step(session, step, ph).await {
+        match run_step(session, step, ph, grace).await {
             Ok(v) => {
                 match step {
                     Step::Answer { .. } => literal = v,
@@ -383,12 +399,14 @@ pub async fn run_steps(session: &Session, steps: &[Step], ph: &Placeholders) -> 
     Ok(out)
 }
 
-/// Runs a skill with its arguments bound. Missing arguments fail the call.
+/// Runs a skill with its arguments bound, each target looked for up to `grace` (the site's
+/// locator grace). Missing arguments fail the call.
 pub async fn run_skill(
     session: &Session,
     skill: &Skill,
     args: &BTreeMap<String, String>,
     ph: &Placeholders,
+    grace: Duration,
 ) -> Result<StepsOutcome, BrowserError> {
     if let Some(missing) = skill.params.iter().find(|p| !args.contains_key(*p)) {
         return Ok(StepsOutcome {
@@ -398,7 +416,7 @@ pub async fn run_skill(
         });
     }
     let steps: Vec<Step> = skill.steps.iter().map(|s| s.bind(args)).collect();
-    run_steps(session, &steps, ph).await
+    run_steps(session, &steps, ph, grace).await
 }
 
 fn step_kind(s: &Step) -> &'static str {

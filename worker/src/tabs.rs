@@ -18,7 +18,7 @@ use serde_json::json;
 
 use crate::action::Action;
 use crate::actions::{self, ActError};
-use crate::axtree::{self, Snapshot};
+use crate::axtree::{Observer, Snapshot};
 use crate::browser::{deadline, BrowserError, Session};
 
 /// How long one window operation may take.
@@ -30,24 +30,19 @@ pub struct Tabs {
     order: std::sync::Mutex<Vec<String>>,
     /// Headers every tab's requests carry (auto-login), as Playwright's context-wide `extra_http_headers`.
     headers: std::sync::Mutex<Option<serde_json::Value>>,
-}
-
-fn wd_error(e: fantoccini::error::CmdError) -> BrowserError {
-    use fantoccini::error::CmdError;
-    match e {
-        CmdError::Standard(wd) => BrowserError::WebDriver(format!("{}: {}", wd.error, wd.message)),
-        CmdError::Failed(e) => BrowserError::Lost(e.to_string()),
-        CmdError::FailedC(e) => BrowserError::Lost(e.to_string()),
-        CmdError::Lost(e) => BrowserError::Lost(e.to_string()),
-        other => BrowserError::WebDriver(other.to_string()),
-    }
+    /// The attempt's observer, which keeps the ids its observations print.
+    observer: Observer,
 }
 
 impl Tabs {
     /// The session's current window as tab 0 (and its other windows after it).
     pub async fn adopt(session: &Session) -> Result<Tabs, BrowserError> {
         let current = current(session).await?;
-        let tabs = Tabs { order: std::sync::Mutex::new(vec![current]), headers: std::sync::Mutex::new(None) };
+        let tabs = Tabs {
+            order: std::sync::Mutex::new(vec![current]),
+            headers: std::sync::Mutex::new(None),
+            observer: Observer::default(),
+        };
         tabs.sync(session).await?;
         Ok(tabs)
     }
@@ -90,13 +85,7 @@ impl Tabs {
         // they are chromedriver's windows.
         let open = match session.context_pages().await? {
             Some(own) => own,
-            None => deadline("window handles", WINDOW_LIMIT, async {
-                session.webdriver().windows().await.map_err(wd_error)
-            })
-            .await?
-            .into_iter()
-            .map(String::from)
-            .collect(),
+            None => deadline("window handles", WINDOW_LIMIT, session.webdriver_windows()).await?,
         };
         let mut order: Vec<String> = self.order().into_iter().filter(|h| open.contains(h)).collect();
         for h in open {
@@ -146,8 +135,7 @@ impl Tabs {
         if session.devtools_tabs() {
             session.close_tab(&closing).await?;
         } else {
-            deadline("close tab", WINDOW_LIMIT, async { session.webdriver().close_window().await.map_err(wd_error) })
-                .await?;
+            deadline("close tab", WINDOW_LIMIT, session.webdriver_close_window()).await?;
         }
         let mut order = self.order();
         order.retain(|h| *h != closing);
@@ -183,8 +171,7 @@ impl Tabs {
         if session.has_devtools() {
             session.discard_tab(page).await?;
         } else {
-            deadline("close tab", WINDOW_LIMIT, async { session.webdriver().close_window().await.map_err(wd_error) })
-                .await?;
+            deadline("close tab", WINDOW_LIMIT, session.webdriver_close_window()).await?;
         }
         session.switch_to(back).await
     }
@@ -233,9 +220,7 @@ async fn current(session: &Session) -> Result<String, BrowserError> {
     if let Some(tab) = session.current_tab() {
         return Ok(tab);
     }
-    deadline("current window", WINDOW_LIMIT, async { session.webdriver().window().await.map_err(wd_error) })
-        .await
-        .map(String::from)
+    deadline("current window", WINDOW_LIMIT, session.webdriver_window()).await
 }
 
 /// The current tab's `document.title`, as WebArena's `page.title()` reads it: empty for an
@@ -269,7 +254,7 @@ async fn enable(session: &Session) -> Result<(), BrowserError> {
 
 /// One observation of the current tab, headed by the tab list.
 pub async fn observe(session: &Session, tabs: &Tabs) -> Result<Snapshot, BrowserError> {
-    let mut snap = axtree::observe(session).await?;
+    let mut snap = tabs.observer.observe(session).await?;
     let header = tabs.header(session).await?;
     let body = snap.text.split_once("\n\n").map_or("", |(_, b)| b).to_string();
     snap.text = format!("{header}\n\n{body}");

@@ -10,7 +10,7 @@ use skillshift_common::skills::{Step, Target};
 use skillshift_worker::action::Action;
 use skillshift_worker::axtree::observe;
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
-use skillshift_worker::skill_runtime::{run_steps, Placeholders};
+use skillshift_worker::skill_runtime::{run_steps, Placeholders, LOCATOR_GRACE};
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Fixture home</title></head><body>
 <nav aria-label="Main"><ul><li><a href="/issues">Issues</a></li><li><a href="/mrs">Merge requests</a></li></ul></nav>
@@ -98,10 +98,14 @@ async fn observe_click_type_and_locate_on_a_real_page() {
         row: None,
         name_pattern: None,
     };
-    let out =
-        run_steps(&s, &[Step::Goto { url: "__SITE__/".into() }, Step::Click { target: t("button", "Save") }], &ph)
-            .await
-            .unwrap();
+    let out = run_steps(
+        &s,
+        &[Step::Goto { url: "__SITE__/".into() }, Step::Click { target: t("button", "Save") }],
+        &ph,
+        LOCATOR_GRACE,
+    )
+    .await
+    .unwrap();
     assert!(!out.ok);
     assert!(out.error.as_deref().unwrap_or("").contains("ambiguous"), "{:?}", out.error);
     let out = run_steps(
@@ -112,6 +116,7 @@ async fn observe_click_type_and_locate_on_a_real_page() {
             Step::Read { target: t("heading", "Results for plum"), pattern: None, values: None },
         ],
         &ph,
+        LOCATOR_GRACE,
     )
     .await
     .unwrap();
@@ -121,14 +126,13 @@ async fn observe_click_type_and_locate_on_a_real_page() {
     driver.shutdown().await;
 }
 
-/// A locator waits for an element the page renders later within the session's grace, and with
+/// A locator waits for an element the page renders later within the grace it is given, and with
 /// no grace the first look decides (it would have found the button had it waited the second).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locator_waits_out_its_grace_and_with_none_decides_at_the_first_look() {
     let base = serve().await;
     let driver = Driver::new(BrowserConfig::default());
     let s = Session::open(&driver).await.unwrap();
-    assert_eq!(s.locator_grace(), skillshift_worker::skill_runtime::LOCATOR_GRACE, "the default");
     let ph = Placeholders(vec![("__SITE__".into(), base.clone())]);
     let steps = [
         Step::Goto { url: "__SITE__/later".into() },
@@ -143,12 +147,10 @@ async fn a_locator_waits_out_its_grace_and_with_none_decides_at_the_first_look()
             },
         },
     ];
-    s.set_locator_grace(std::time::Duration::ZERO);
-    let out = run_steps(&s, &steps, &ph).await.unwrap();
+    let out = run_steps(&s, &steps, &ph, std::time::Duration::ZERO).await.unwrap();
     assert!(!out.ok && out.steps_done == 1, "{out:?}");
     assert!(out.error.as_deref().unwrap_or("").contains("no element matches button 'Late'"), "{:?}", out.error);
-    s.set_locator_grace(std::time::Duration::from_secs(2));
-    let out = run_steps(&s, &steps, &ph).await.unwrap();
+    let out = run_steps(&s, &steps, &ph, std::time::Duration::from_secs(2)).await.unwrap();
     assert!(out.ok, "found once rendered: {:?}", out.error);
     s.close().await;
     driver.shutdown().await;

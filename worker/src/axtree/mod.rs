@@ -34,6 +34,9 @@ use skillshift_common::evaluate::python;
 
 use crate::browser::{BrowserError, Session};
 
+mod numbering;
+pub use numbering::Numbering;
+
 /// Properties WebArena leaves out of a line.
 const IGNORED_PROPERTIES: &[&str] = &["focusable", "editable", "readonly", "level", "settable", "multiline", "invalid"];
 
@@ -68,77 +71,6 @@ pub struct AxNode {
 #[derive(Debug, Clone, Default)]
 pub struct AxTree {
     pub nodes: Vec<AxNode>,
-}
-
-/// The ids an attempt's observations print: 1, 2, 3, ... in the order the nodes are first seen,
-/// per document, so the same page met the same way prints the same ids whatever the browser's own
-/// ids are. A node keeps its number for as long as its document lives (a later observation of the
-/// same document prints it with the same id); a node without a DOM node (a list marker, a
-/// pseudo-element's text) is numbered by its place under its parent. Inline text boxes, which
-/// are never printed, keep Chrome's ids.
-#[derive(Debug, Default)]
-pub struct Numbering {
-    /// The documents seen last, newest last, each with the numbers of its nodes.
-    documents: Vec<(String, DocumentNumbers)>,
-}
-
-#[derive(Debug, Default)]
-struct DocumentNumbers {
-    next: u64,
-    by_key: HashMap<String, u64>,
-}
-
-/// Documents whose numbers are kept (the attempt's tabs and the pages just left).
-const KEPT_DOCUMENTS: usize = 16;
-
-impl Numbering {
-    /// Rewrites the ids of `tree` (a tree of the document `document`: any string naming it
-    /// uniquely, such as its `performance.timeOrigin`) with the attempt's numbers.
-    pub fn apply(&mut self, document: &str, tree: &mut AxTree) {
-        let at = match self.documents.iter().position(|(d, _)| d == document) {
-            Some(i) => i,
-            None => {
-                if self.documents.len() >= KEPT_DOCUMENTS {
-                    self.documents.remove(0);
-                }
-                self.documents.push((document.to_string(), DocumentNumbers::default()));
-                self.documents.len() - 1
-            }
-        };
-        let numbers = &mut self.documents[at].1;
-        let mut parent_of: HashMap<&str, (&str, usize)> = HashMap::new();
-        for n in &tree.nodes {
-            for (i, c) in n.children.iter().enumerate() {
-                parent_of.entry(c.as_str()).or_insert((n.id.as_str(), i));
-            }
-        }
-        let mut renamed: HashMap<String, String> = HashMap::with_capacity(tree.nodes.len());
-        for n in &tree.nodes {
-            if n.role == "InlineTextBox" {
-                continue;
-            }
-            let key = match (n.backend_id, parent_of.get(n.id.as_str())) {
-                (Some(b), _) => format!("b{b}"),
-                (None, Some((parent, i))) => format!("{}/{i}", renamed.get(*parent).map_or(*parent, String::as_str)),
-                (None, None) => format!("a{}", n.id),
-            };
-            let number = *numbers.by_key.entry(key).or_insert_with(|| {
-                numbers.next += 1;
-                numbers.next
-            });
-            renamed.insert(n.id.clone(), number.to_string());
-        }
-        for n in &mut tree.nodes {
-            if let Some(new) = renamed.get(&n.id) {
-                n.id = new.clone();
-            }
-            for c in &mut n.children {
-                if let Some(new) = renamed.get(c.as_str()) {
-                    *c = new.clone();
-                }
-            }
-        }
-    }
 }
 
 /// A rendered observation.
@@ -398,22 +330,19 @@ pub async fn fetch_tree(session: &Session) -> Result<AxTree, BrowserError> {
     for attempt in 0..4u64 {
         match session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), session.call_timeout()).await {
             Ok(r) => {
-                let tree = AxTree::from_answer(&r).map_err(|e| BrowserError::Cdp {
-                    cmd: "Accessibility.getFullAXTree".into(),
-                    message: format!("unreadable tree: {e}"),
-                })?;
+                let tree = AxTree::from_answer(&r)
+                    .map_err(|e| BrowserError::cdp("Accessibility.getFullAXTree", format!("unreadable tree: {e}")))?;
                 if !tree.nodes.is_empty() {
                     return Ok(tree);
                 }
-                last =
-                    Some(BrowserError::Cdp { cmd: "Accessibility.getFullAXTree".into(), message: "empty tree".into() });
+                last = Some(BrowserError::cdp("Accessibility.getFullAXTree", "empty tree"));
             }
             Err(e) if e.is_fatal() => return Err(e),
             Err(e) => last = Some(e),
         }
         tokio::time::sleep(Duration::from_millis(50 * (attempt + 1))).await;
     }
-    Err(last.unwrap_or(BrowserError::Cdp { cmd: "Accessibility.getFullAXTree".into(), message: "no tree".into() }))
+    Err(last.unwrap_or(BrowserError::cdp("Accessibility.getFullAXTree", "no tree")))
 }
 
 /// The nodes of one role in the current page's accessibility tree (Chrome's
@@ -435,26 +364,44 @@ pub async fn fetch_role(session: &Session, role: &str) -> Result<Option<AxTree>,
     // The document's handle is let go whatever the answer; a failure here leaks one handle until
     // the next navigation, nothing more.
     let _ = session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": GROUP})).await;
-    let tree = AxTree::from_answer(&answer?)
-        .map_err(|e| BrowserError::Cdp { cmd: CMD.into(), message: format!("unreadable nodes: {e}") })?;
+    let tree = AxTree::from_answer(&answer?).map_err(|e| BrowserError::cdp(CMD, format!("unreadable nodes: {e}")))?;
     Ok(Some(tree))
 }
 
-/// One observation of the current page.
+/// The observer of one attempt: it owns the attempt's [`Numbering`], so a node keeps its printed
+/// id from one observation of its document to the next. Made new for every attempt
+/// (the attempt's tabs hold it).
+#[derive(Debug, Default)]
+pub struct Observer {
+    // A std mutex: held to number one tree, never across an await.
+    numbering: std::sync::Mutex<Numbering>,
+}
+
+impl Observer {
+    /// One observation of the current page, numbered with the attempt's numbers.
+    pub async fn observe(&self, session: &Session) -> Result<Snapshot, BrowserError> {
+        // One socket carries all three: URL, title and the document's identity come back while
+        // Chrome serialises the tree.
+        let (tree, page, document) =
+            tokio::join!(fetch_tree(session), session.url_and_title(), session.eval("String(performance.timeOrigin)"));
+        let (mut tree, (url, title)) = (tree?, page?);
+        let document = match document? {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        if let Ok(mut n) = self.numbering.lock() {
+            n.apply(&document, &mut tree);
+        }
+        let (body, ids) = tree.render();
+        let text = format!("Tab 0 (current): {title}\n\n{body}");
+        Ok(Snapshot { url, title, text, ids, tree })
+    }
+}
+
+/// One observation of the current page by an observer of its own, so numbered as a first
+/// observation is; an attempt observes through its [`Observer`], which keeps its numbers.
 pub async fn observe(session: &Session) -> Result<Snapshot, BrowserError> {
-    // One socket carries all three: URL, title and the document's identity come back while
-    // Chrome serialises the tree.
-    let (tree, page, document) =
-        tokio::join!(fetch_tree(session), session.url_and_title(), session.eval("String(performance.timeOrigin)"));
-    let (mut tree, (url, title)) = (tree?, page?);
-    let document = match document? {
-        Value::String(s) => s,
-        other => other.to_string(),
-    };
-    session.number(&document, &mut tree);
-    let (body, ids) = tree.render();
-    let text = format!("Tab 0 (current): {title}\n\n{body}");
-    Ok(Snapshot { url, title, text, ids, tree })
+    Observer::default().observe(session).await
 }
 
 #[cfg(test)]

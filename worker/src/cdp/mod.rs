@@ -25,14 +25,19 @@
 //! sent it the attempt's [`TabSetup`] (the perturbation script, the extra headers, the network
 //! trace) and let it run; a new page of no interest (a tab the worker opens itself, which it sets
 //! up on attaching) is let run and left at once.
+//!
+//! The rooms: this one is the transport (the connection, its reader and writer tasks, calls and
+//! event subscriptions, the routing of what arrives); `message` the shapes of what arrives
+//! (answers read late, events); `dialogs` the dialog rule and log; `tabs` what the reader does for
+//! the attempt's tabs (setting up the pages a page opens, asking for the network trace's bodies);
+//! `cbor` the pipe's binary form.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -41,6 +46,16 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
 pub mod cbor;
+mod dialogs;
+mod message;
+mod tabs;
+
+pub use dialogs::{accepts, Dialog};
+use dialogs::{answer_dialog, DialogLog};
+pub use message::{Answer, Event};
+use message::{ErrorBody, Incoming, Payload, Reply, Routed};
+pub use tabs::TabSetup;
+use tabs::{ask_for, auto_attached, TabState};
 
 /// The largest DevTools message accepted (a 5,000-node accessibility tree is a few MB).
 const MAX_MESSAGE: usize = 256 << 20;
@@ -48,33 +63,6 @@ const MAX_MESSAGE: usize = 256 << 20;
 const OUTBOX: usize = 256;
 /// Events buffered per subscriber; later ones are dropped (a subscriber re-checks the page anyway).
 const EVENT_BUFFER: usize = 512;
-/// Dialogs noted and not yet taken; later ones are still answered, and only counted.
-const MAX_DIALOGS: usize = 32;
-/// Characters of a dialog's message kept in its note.
-const MAX_DIALOG_CHARS: usize = 500;
-
-/// A JavaScript dialog a page opened, and how it was answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dialog {
-    /// `alert`, `confirm`, `prompt` or `beforeunload`.
-    pub kind: String,
-    /// Its message, at most [`MAX_DIALOG_CHARS`] characters.
-    pub message: String,
-    /// True when accepted (`beforeunload`), false when dismissed.
-    pub accepted: bool,
-}
-
-/// WebArena's answer to a dialog of `kind`: Playwright's with no dialog listener.
-pub fn accepts(kind: &str) -> bool {
-    kind == "beforeunload"
-}
-
-#[derive(Default)]
-struct DialogLog {
-    noted: Vec<Dialog>,
-    /// Answered but not noted ([`MAX_DIALOGS`] were waiting to be taken).
-    unnoted: u64,
-}
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CallError {
@@ -86,78 +74,8 @@ pub enum CallError {
     Timeout(u128),
 }
 
-type Reply = Result<Answer, CallError>;
-
-/// A command's result, read by the caller into its own type ([`Answer::read`]): JSON text from
-/// the WebSocket, or the browser's own CBOR from the pipe, read without a JSON text in between.
-#[derive(Debug, Clone)]
-pub struct Answer(Payload);
-
-#[derive(Debug, Clone)]
-enum Payload {
-    Json(String),
-    /// One part of a message from the pipe.
-    Cbor(Arc<Vec<u8>>, std::ops::Range<usize>),
-}
-
-impl Payload {
-    fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, String> {
-        match self {
-            Payload::Json(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
-            Payload::Cbor(message, part) => {
-                let bytes = message.get(part.clone()).ok_or("a part outside its message")?;
-                cbor::from_slice(bytes).map_err(|e| e.to_string())
-            }
-        }
-    }
-}
-
-impl Answer {
-    /// An answer that did not come over a connection (chromedriver's relay).
-    pub fn of(v: &Value) -> Answer {
-        Answer(Payload::Json(v.to_string()))
-    }
-
-    /// The answer as `T` (which may borrow text from it); why not, when it does not read as one.
-    pub fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, String> {
-        self.0.read()
-    }
-}
-
 /// A subscriber: the session it listens to (`None` for the browser) and its channel.
 type Listener = (Option<String>, mpsc::Sender<Event>);
-
-/// One DevTools event.
-#[derive(Debug, Clone)]
-pub struct Event {
-    pub method: String,
-    pub params: Value,
-}
-
-/// What every tab of the attempt gets, the tabs a page opens itself included.
-#[derive(Debug, Clone, Default)]
-pub struct TabSetup {
-    /// The attempt's browser context; pages opened in it by one of its pages are set up by the reader.
-    pub context: Option<String>,
-    /// The perturbation script, registered for every document of the tab.
-    pub script: Option<String>,
-    /// `Network.setExtraHTTPHeaders`' headers (auto-login).
-    pub headers: Option<Value>,
-    /// The tab's requests join the attempt's network trace.
-    pub network: bool,
-}
-
-/// The attempt's tabs as the reader sees them.
-#[derive(Default)]
-struct TabState {
-    setup: Option<TabSetup>,
-    /// Targets set up already.
-    done: HashSet<String>,
-    /// Target id -> the session the browser attached it to by itself (a page a page opened).
-    auto: HashMap<String, String>,
-    /// `Target.setAutoAttach` was sent to the browser.
-    auto_attach: bool,
-}
 
 struct Shared {
     next: AtomicU64,
@@ -216,25 +134,6 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.tasks.cancel();
     }
-}
-
-#[derive(Deserialize)]
-struct Incoming {
-    id: Option<u64>,
-    method: Option<String>,
-    #[serde(rename = "sessionId")]
-    session_id: Option<String>,
-    params: Option<Box<RawValue>>,
-    result: Option<Box<RawValue>>,
-    error: Option<Box<RawValue>>,
-}
-
-#[derive(Deserialize)]
-struct ErrorBody {
-    #[serde(default)]
-    message: String,
-    #[serde(default)]
-    data: Option<String>,
 }
 
 impl Connection {
@@ -490,16 +389,6 @@ async fn read_pipe<R: tokio::io::AsyncRead + Unpin>(from_browser: &mut R, shared
     }
 }
 
-/// A message, by what it is routed by, and its parts.
-struct Routed {
-    id: Option<u64>,
-    method: Option<String>,
-    session_id: Option<String>,
-    result: Option<Payload>,
-    error: Option<Payload>,
-    params: Option<Payload>,
-}
-
 /// Routes one JSON message from the WebSocket.
 fn dispatch(shared: &Shared, text: &str) {
     let Ok(m) = serde_json::from_str::<Incoming>(text) else {
@@ -571,100 +460,6 @@ fn deliver(shared: &Shared, m: Routed) {
             let p = params
                 .get_or_insert_with(|| m.params.as_ref().and_then(|p| p.read::<Value>().ok()).unwrap_or(Value::Null));
             let _ = tx.try_send(Event { method: method.clone(), params: p.clone() });
-        }
-    }
-}
-
-/// Asks the page for a trace's post data or body at once, before it navigates away; what cannot be
-/// sent now (a full queue) is left to the session ([`crate::browser::Session::network_flush`]).
-fn ask_for(shared: &Shared, net: &mut crate::network::Recorder, w: crate::network::Wanted) {
-    use crate::network::Wanted;
-    let (method, session, request) = match &w {
-        Wanted::PostData { session, request, .. } => ("Network.getRequestPostData", session, request),
-        Wanted::Body { session, request, .. } => ("Network.getResponseBody", session, request),
-    };
-    let id = shared.next.fetch_add(1, Ordering::Relaxed);
-    let msg = json!({"id": id, "method": method, "params": {"requestId": request}, "sessionId": session});
-    let Ok(mut calls) = shared.net_calls.lock() else { return };
-    calls.insert(id, w);
-    if let Err(e) = shared.out.try_send(msg) {
-        drop(e);
-        if let Some(w) = calls.remove(&id) {
-            net.want_again(w);
-        }
-    }
-}
-
-/// Sets up a page the browser attached by itself when a page of the attempt opened it, then lets
-/// it run; any other new page is let run and left.
-fn auto_attached(shared: &Shared, p: &Value) {
-    let Some(session) = p.get("sessionId").and_then(Value::as_str) else { return };
-    let info = p.get("targetInfo").unwrap_or(&Value::Null);
-    let field = |k: &str| info.get(k).and_then(Value::as_str).unwrap_or_default();
-    // Only a new page held for the reader: an attach the worker asked for itself (`Target.attachToTarget`)
-    // is announced too, and is not the reader's.
-    if !p.get("waitingForDebugger").and_then(Value::as_bool).unwrap_or(false) {
-        return;
-    }
-    let target = field("targetId");
-    let setup = shared.tabs.lock().ok().and_then(|mut t| {
-        let setup = t.setup.clone().filter(|s| {
-            field("type") == "page"
-                && !field("openerId").is_empty()
-                && s.context.as_deref() == Some(field("browserContextId"))
-        })?;
-        t.done.insert(target.to_string());
-        t.auto.insert(target.to_string(), session.to_string());
-        Some(setup)
-    });
-    let Some(setup) = setup else {
-        shared.send(Some(session), "Runtime.runIfWaitingForDebugger", json!({}));
-        shared.send(None, "Target.detachFromTarget", json!({"sessionId": session}));
-        return;
-    };
-    tracing::debug!(%target, opener = field("openerId"), "setting up a tab a page opened");
-    // Sent in order on the tab's session, which runs them in order before the page goes on.
-    shared.send(Some(session), "Page.enable", json!({}));
-    if let Some(source) = &setup.script {
-        shared.send(Some(session), "Page.addScriptToEvaluateOnNewDocument", json!({"source": source}));
-    }
-    if setup.network || setup.headers.is_some() {
-        if setup.network {
-            if let Ok(mut net) = shared.net.lock() {
-                net.add_session(session);
-            }
-        }
-        shared.send(Some(session), "Network.enable", json!({}));
-    }
-    if let Some(h) = &setup.headers {
-        shared.send(Some(session), "Network.setExtraHTTPHeaders", json!({"headers": h}));
-    }
-    shared.send(Some(session), "Runtime.runIfWaitingForDebugger", json!({}));
-}
-
-/// Answers the dialog an event announces, at once and by [`accepts`], and notes it.
-fn answer_dialog(shared: &Shared, session: Option<&str>, params: &Value) {
-    let kind = params.get("type").and_then(Value::as_str).unwrap_or("alert").to_string();
-    let accepted = accepts(&kind);
-    let id = shared.next.fetch_add(1, Ordering::Relaxed);
-    let mut msg = json!({"id": id, "method": "Page.handleJavaScriptDialog", "params": {"accept": accepted}});
-    if let Some(s) = session {
-        msg["sessionId"] = json!(s);
-    }
-    // Nobody waits for the answer (an unknown id is dropped); a full queue leaves the dialog to the
-    // caller's deadline.
-    if shared.out.try_send(msg).is_err() {
-        tracing::warn!(%kind, "cannot answer a javascript dialog: the devtools queue is full");
-        return;
-    }
-    let message: String =
-        params.get("message").and_then(Value::as_str).unwrap_or_default().chars().take(MAX_DIALOG_CHARS).collect();
-    tracing::debug!(%kind, %message, accepted, "answered a javascript dialog");
-    if let Ok(mut log) = shared.dialogs.lock() {
-        if log.noted.len() < MAX_DIALOGS {
-            log.noted.push(Dialog { kind, message, accepted });
-        } else {
-            log.unnoted = log.unnoted.saturating_add(1);
         }
     }
 }

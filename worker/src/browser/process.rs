@@ -1,0 +1,202 @@
+//! Supervision of the processes the worker starts for its browsers: a chromedriver per slot,
+//! leader of a process group of its own that holds every Chromium started for it; a warden that
+//! kills the group when the worker itself is killed; and [`kill_all_browsers`] for an exit that
+//! skips the orderly shutdown.
+
+use std::collections::BTreeSet;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::launch::{is_headless_shell, CHROMIUM_FLAGS};
+use super::session::browser_call;
+use super::{BrowserConfig, BrowserError};
+use crate::cdp::Connection;
+
+/// A running chromedriver, the leader of a process group of its own that holds every Chromium it
+/// starts. Dropping it kills the whole group, so no exit path of a worker leaves browsers behind;
+/// its [`warden`] kills the group when the worker itself is killed (`kill -9`), where no drop runs.
+pub(super) struct DriverProc {
+    pub(super) child: tokio::process::Child,
+    pub(super) port: u16,
+    pub(super) pid: u32,
+    warden: Option<tokio::process::Child>,
+}
+
+impl DriverProc {
+    pub(super) fn new(child: tokio::process::Child, port: u16) -> DriverProc {
+        let pid = child.id().unwrap_or(0);
+        if let Ok(mut live) = LIVE_GROUPS.lock() {
+            live.insert(pid);
+        }
+        let warden = warden(pid);
+        if warden.is_none() {
+            tracing::warn!(pid, "no warden for chromedriver: a kill -9 of this worker would leave it running");
+        }
+        DriverProc { child, port, pid, warden }
+    }
+
+    /// Kills the group at once (once: the id may be reused after the leader is reaped). The warden
+    /// goes first, so it never signals a group id that is free again.
+    pub(super) fn kill(&mut self) {
+        if let Some(mut w) = self.warden.take() {
+            let _ = w.start_kill();
+        }
+        kill_group(self.pid);
+        if let Ok(mut live) = LIVE_GROUPS.lock() {
+            live.remove(&self.pid);
+        }
+        self.pid = 0;
+    }
+}
+
+impl Drop for DriverProc {
+    fn drop(&mut self) {
+        // The leader itself is reaped by tokio (`kill_on_drop`).
+        self.kill();
+    }
+}
+
+/// A Chromium the worker started for one session, in its chromedriver's process group: whatever
+/// kills the driver's group kills it too. Dropping it kills the browser.
+pub(super) struct BrowserProc {
+    child: tokio::process::Child,
+}
+
+impl BrowserProc {
+    /// Starts the browser on a DevTools port of its choosing, with one blank tab, and returns it
+    /// with its debugger address (`127.0.0.1:PORT`, read from the profile's `DevToolsActivePort`)
+    /// once it listens, within the start deadline; with [`devtools_pipe`], also the connection
+    /// over its DevTools pipe.
+    ///
+    /// The pipe is the browser's fds 3 and 4 (`--remote-debugging-pipe=cbor`). They are placed
+    /// by a shell that `exec`s the browser with its standard input and output moved there, so
+    /// no other process the worker starts inherits them (and no `unsafe` pre-exec hook is needed).
+    pub(super) async fn launch(
+        cfg: &BrowserConfig,
+        profile: &std::path::Path,
+        group: u32,
+    ) -> Result<(BrowserProc, String, Option<Connection>), BrowserError> {
+        let group = i32::try_from(group).map_err(|_| BrowserError::Driver(format!("process group {group}")))?;
+        let pipe = cfg.devtools_pipe();
+        let mut cmd = if pipe {
+            let mut sh = tokio::process::Command::new("/bin/sh");
+            sh.arg("-c").arg(r#"exec "$0" "$@" 3<&0 4>&1 </dev/null >/dev/null"#).arg(&cfg.chromium);
+            sh.stdin(Stdio::piped()).stdout(Stdio::piped());
+            sh
+        } else {
+            let mut direct = tokio::process::Command::new(&cfg.chromium);
+            direct.stdin(Stdio::null()).stdout(Stdio::null());
+            direct
+        };
+        if !is_headless_shell(&cfg.chromium) {
+            cmd.arg("--headless=new");
+        }
+        if pipe {
+            cmd.arg("--remote-debugging-pipe=cbor");
+        }
+        cmd.args(CHROMIUM_FLAGS)
+            .arg("--remote-debugging-port=0")
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("--window-size={},{}", cfg.window.0, cfg.window.1))
+            .args(&cfg.extra_args)
+            .arg("about:blank")
+            .stderr(Stdio::null())
+            .process_group(group)
+            .kill_on_drop(true);
+        let mut child =
+            cmd.spawn().map_err(|e| BrowserError::Session(format!("cannot start {}: {e}", cfg.chromium.display())))?;
+        let conn = match (child.stdout.take(), child.stdin.take()) {
+            (Some(from_browser), Some(to_browser)) => Some(Connection::over_pipe(from_browser, to_browser)),
+            _ => None,
+        };
+        let mut browser = BrowserProc { child };
+        let port_file = profile.join("DevToolsActivePort");
+        let listening = tokio::time::timeout(cfg.start_timeout, async {
+            loop {
+                if let Ok(Some(status)) = browser.child.try_wait() {
+                    return Err(BrowserError::Session(format!("{} exited at start: {status}", cfg.chromium.display())));
+                }
+                // The file is written whole once the port is bound; a partial read is retried.
+                if let Ok(text) = tokio::fs::read_to_string(&port_file).await {
+                    if let Some(port) = text.lines().next().and_then(|l| l.trim().parse::<u16>().ok()) {
+                        if text.lines().count() >= 2 {
+                            return Ok(format!("127.0.0.1:{port}"));
+                        }
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        match listening {
+            Ok(Ok(address)) => Ok((browser, address, conn)),
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                let _ = browser.child.kill().await;
+                Err(BrowserError::Timeout { what: "browser start".into(), ms: cfg.start_timeout.as_millis() })
+            }
+        }
+    }
+
+    /// Closes the browser: `Browser.close` over its socket, then a kill if it has not exited
+    /// within 2 s. Bounded; errors ignored (a browser that cannot be reached is killed).
+    pub(super) async fn stop(mut self, devtools: Option<&Connection>) {
+        const GRACE: Duration = Duration::from_secs(2);
+        if let Some(conn) = devtools {
+            let _ = browser_call(conn, "Browser.close", json!({}), GRACE).await;
+        }
+        if tokio::time::timeout(GRACE, self.child.wait()).await.is_err() {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// The process groups of every chromedriver this process runs (see [`kill_all_browsers`]).
+static LIVE_GROUPS: std::sync::Mutex<BTreeSet<u32>> = std::sync::Mutex::new(BTreeSet::new());
+
+/// Kills every chromedriver and Chromium this process started, at once: for an exit that skips
+/// the orderly shutdown (a second Ctrl-C).
+pub fn kill_all_browsers() {
+    let groups: Vec<u32> = match LIVE_GROUPS.lock() {
+        Ok(live) => live.iter().copied().collect(),
+        Err(_) => return,
+    };
+    for pgid in groups {
+        kill_group(pgid);
+    }
+}
+pub(super) fn free_port() -> std::io::Result<u16> {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    Ok(l.local_addr()?.port())
+}
+
+/// A shell outside the group that waits for its standard input to close, then kills process group
+/// `pgid`. Only this process holds the pipe's other end (close-on-exec, so no browser inherits it),
+/// and the kernel closes it however the worker ends, `kill -9` included: chromedriver and every
+/// Chromium in its group then go with the worker instead of living on under PID 1.
+fn warden(pgid: u32) -> Option<tokio::process::Child> {
+    if pgid <= 1 {
+        return None;
+    }
+    tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(r#"cat >/dev/null; kill -s KILL -- "-$0" 2>/dev/null"#)
+        .arg(pgid.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .ok()
+}
+
+/// Kills a process group (chromedriver and the browsers it started); one it cannot signal is gone.
+fn kill_group(pgid: u32) {
+    let Some(pid) = i32::try_from(pgid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) else {
+        return;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+}
