@@ -14,9 +14,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents;
+use crate::attempt::{run_attempt_traced, AgentFactory, RunContext};
 use crate::browser::{BrowserConfig, Driver};
 use crate::executor::Executor;
-use crate::runloop::{run_attempt_traced, AgentFactory, RunContext};
 
 pub struct BrowserExecutor {
     ctx: Arc<RunContext>,
