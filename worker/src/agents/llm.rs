@@ -10,6 +10,7 @@
 //! [`ChatModel`] is the seam the reference agent talks to, so a test can swap the network for a fake; the
 //! tests here use the real client against [`super::scripted_llm`], a labelled stand-in server.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::future::BoxFuture;
@@ -17,6 +18,8 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use skillshift_telemetry::genai;
 use tracing::Instrument;
+
+use crate::llm_permit::{PermitGate, MAX_CALL_TOKENS};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_MODEL: &str = "gpt-4o";
@@ -357,11 +360,20 @@ struct ApiUsage {
     completion_tokens: u64,
 }
 
+/// The tokens a call may use: its prompt at about four characters a token, plus its output ceiling, at
+/// most [`MAX_CALL_TOKENS`].
+pub fn estimate_tokens(messages: &[ChatMessage], max_tokens: Option<u32>) -> u64 {
+    let chars = messages.iter().fold(0u64, |n, m| n.saturating_add((m.content.len() + m.role.len()) as u64));
+    chars.div_ceil(4).saturating_add(u64::from(max_tokens.unwrap_or(1024))).min(MAX_CALL_TOKENS)
+}
+
 /// The real client over HTTP.
 pub struct OpenAiClient {
     config: LlmConfig,
     url: String,
     http: reqwest::Client,
+    /// The cluster's LLM budget, a permit per HTTP call; `None` calls at once.
+    permits: Option<Arc<PermitGate>>,
 }
 
 /// One HTTP try's result, classified for the retry loop.
@@ -380,7 +392,13 @@ impl OpenAiClient {
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build the http client: {e}")))?;
         let url = format!("{}/chat/completions", config.base_url);
-        Ok(OpenAiClient { config, url, http })
+        Ok(OpenAiClient { config, url, http, permits: None })
+    }
+
+    /// The client asking `permits` (when given) for a permit before each HTTP call.
+    pub fn with_permits(mut self, permits: Option<Arc<PermitGate>>) -> OpenAiClient {
+        self.permits = permits;
+        self
     }
 
     pub fn config(&self) -> &LlmConfig {
@@ -391,7 +409,7 @@ impl OpenAiClient {
     /// HTTP client (its connection pool) is shared.
     pub fn with_model(&self, model: &str, temperature: f64) -> OpenAiClient {
         let config = LlmConfig { model: model.to_string(), temperature, ..self.config.clone() };
-        OpenAiClient { config, url: self.url.clone(), http: self.http.clone() }
+        OpenAiClient { config, url: self.url.clone(), http: self.http.clone(), permits: self.permits.clone() }
     }
 
     async fn try_once(&self, body: &ChatRequest<'_>) -> Try {
@@ -438,8 +456,8 @@ impl OpenAiClient {
         let resp = loop {
             attempts += 1;
             // The cluster's LLM budget: a permit per HTTP call (crate::llm_permit).
-            let tokens = crate::llm_permit::estimate_tokens(messages, cfg.max_tokens);
-            let permit = crate::llm_permit::acquire(&cfg.base_url, &cfg.model, tokens).await;
+            let tokens = estimate_tokens(messages, cfg.max_tokens);
+            let permit = crate::llm_permit::acquire(self.permits.as_ref(), &cfg.base_url, &cfg.model, tokens).await;
             let tried = self.try_once(&body).await;
             let (result, used) = permit_result(&tried);
             permit.release(result, used);

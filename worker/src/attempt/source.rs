@@ -11,6 +11,7 @@ use skillshift_common::task::Task;
 use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{Site, Version};
 
+use crate::llm_permit::PermitGate;
 use crate::perturb::Profile;
 use crate::sites::SiteManager;
 
@@ -55,6 +56,9 @@ pub struct RunContext {
     pub profile: Profile,
     /// What every attempt records of its network (`SKILLSHIFT_NETWORK_TRACE`, [`NetworkTrace`]).
     pub network_trace: NetworkTrace,
+    /// The cluster's LLM budget the attempts' LLM agents ask for permits (`None`: not metered),
+    /// handed in by whoever starts the worker (`remote::permit_gate`).
+    pub llm_permits: Option<Arc<PermitGate>>,
     // A std mutex: held only to look up or insert an Arc, never across an await.
     cache: TaskCache,
 }
@@ -120,6 +124,7 @@ impl RunContext {
                 tracing::warn!(error = %e, "the network trace stays on");
                 NetworkTrace::On
             }),
+            llm_permits: None,
             cache: Mutex::new(HashMap::new()),
         }
     }
