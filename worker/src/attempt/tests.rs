@@ -12,6 +12,7 @@ use crate::sites::{DirtySites, Endpoint, ResetPolicy, SiteError};
 use futures::future::BoxFuture;
 use skillshift_common::skills::Step;
 use skillshift_common::task::{Eval, EvalType};
+use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{Condition, Uid};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -215,4 +216,46 @@ fn trace_ids_come_from_traceparent() {
         Some("4bf92f3577b34da6a3ce929d0e0e4736")
     );
     assert_eq!(trace_id("garbage"), None);
+}
+
+#[test]
+fn the_journal_tells_each_event_once_to_the_sink_and_the_skill_recorder_in_order() {
+    use super::journal::{SkillCall, StepSpans};
+    use crate::agent::SkillReport;
+    use crate::cdp::Dialog;
+
+    let seen: Arc<std::sync::Mutex<Vec<Event>>> = Arc::default();
+    let into = seen.clone();
+    let sink: EventSink = Box::new(move |e| into.lock().expect("not poisoned").push(e.clone()));
+    let s = spec(Uid::new(Site::Gitlab, Version::V1, 0), Condition::Src);
+    let mut journal = Journal::new(Some(sink), Capture::new(&s, ScreenshotPolicy::default()), Recorder::new(false));
+    let span = tracing::Span::none();
+    let spans = || StepSpans { step: &span, act: None, skill: None };
+    journal.reported(0, SkillReport { name: "own".into(), ok: false, error: Some("gone".into()) });
+    let alert = Dialog { kind: "alert".into(), message: "hi".into(), accepted: false };
+    journal.acted(0, "http://h/", "click [3]".into(), None, (vec![alert], 0), spans());
+    let args = BTreeMap::new();
+    let call = SkillCall {
+        step: 1,
+        name: "find",
+        args: &args,
+        bound: &[],
+        steps_done: 0,
+        ok: true,
+        error: None,
+        answer: Some("42".into()),
+    };
+    journal.skill(call, (Vec::new(), 0), spans());
+    journal.note("done".into());
+
+    assert_eq!(journal.recorder().counts(), (Some(2), Some(1)), "a reported and a run skill count alike");
+    let step = |action: &str| Event::Step { step: 0, url: "http://h/".into(), action: action.into(), error: None };
+    let want = vec![
+        Event::Reported { step: 0, name: "own".into(), ok: false, error: Some("gone".into()) },
+        step("click [3]"),
+        Event::Note("alert dialog \"hi\" dismissed".into()),
+        Event::Skill { step: 1, name: "find".into(), ok: true, error: None, answer: Some("42".into()) },
+        Event::Note("done".into()),
+    ];
+    assert_eq!(*seen.lock().expect("not poisoned"), want);
 }
