@@ -632,7 +632,7 @@ async fn execute(
             data: s.data.clone(),
             screenshots: skillshift_common::trajectory::ScreenshotPolicy::None,
         };
-        let worker = workers::build(&plan).await?;
+        let worker = workers::build(&plan, None).await?;
         let executor = worker.executor.clone();
         let (queue, tx) = (queue.clone(), tx.clone());
         tasks.spawn("audit-worker", move |stop| async move {

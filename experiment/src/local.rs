@@ -156,10 +156,11 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 data: s.sweep.data.clone(),
                 screenshots: s.screenshots,
             };
-            let worker = workers::build(&plan).await?;
             let outbox = s.out.join("outbox").join(&name);
             let mut cfg = RemoteConfig::new(&url, &name, outbox.clone());
             cfg.token = Some(token.clone());
+            // The LLM calls of this worker's attempts ask the coordinator for permits.
+            let worker = workers::build(&plan, Some(remote::permit_gate(&cfg)?)).await?;
             // The coordinator is in this process: what is left after the sweep is trajectories
             // on their way, and the export must wait for them (the drain below allows 120 s).
             cfg.deliver_timeout = LOCAL_DELIVER_TIMEOUT;

@@ -10,6 +10,7 @@ use anyhow::Context;
 use skillshift_common::{Site, Version};
 use skillshift_worker::browser::BrowserConfig;
 use skillshift_worker::executor::Executor;
+use skillshift_worker::llm_permit::PermitGate;
 use skillshift_worker::remote::simulate::SimulatedExecutor;
 use skillshift_worker::run_executor::BrowserExecutor;
 use skillshift_worker::runloop::{RunContext, TaskSource};
@@ -105,8 +106,9 @@ impl BuiltWorker {
     }
 }
 
-/// Builds the executor a plan describes.
-pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
+/// Builds the executor a plan describes; its attempts' LLM calls ask `llm_permits` (when given) for a
+/// permit each.
+pub async fn build(plan: &WorkerPlan, llm_permits: Option<Arc<PermitGate>>) -> anyhow::Result<BuiltWorker> {
     match &plan.runs {
         Runs::Simulated(ms) => {
             Ok(BuiltWorker { executor: Arc::new(SimulatedExecutor::new(*ms, plan.slots as usize)), browser: None })
@@ -114,7 +116,8 @@ pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
         Runs::SimulatedLlm(ms) => {
             let config = skillshift_worker::agents::llm::LlmConfig::from_env(None).context("--simulate-llm")?;
             // Each attempt asks this endpoint for the model its contract names (OpenAiClient::with_model).
-            let llm = Arc::new(skillshift_worker::agents::llm::OpenAiClient::new(config).context("--simulate-llm")?);
+            let llm = skillshift_worker::agents::llm::OpenAiClient::new(config).context("--simulate-llm")?;
+            let llm = Arc::new(llm.with_permits(llm_permits));
             let ex = SimulatedExecutor::new(*ms, plan.slots as usize).with_llm(llm);
             Ok(BuiltWorker { executor: Arc::new(ex), browser: None })
         }
@@ -122,6 +125,7 @@ pub async fn build(plan: &WorkerPlan) -> anyhow::Result<BuiltWorker> {
             let sites = open_sites(choice).await?;
             let mut ctx = RunContext::new(sites, tasks_for(choice, &plan.data)?, plan.name.clone());
             ctx.screenshot_policy = plan.screenshots;
+            ctx.llm_permits = llm_permits;
             let browser = BrowserConfig { reuse: plan.browser_reuse, ..BrowserConfig::default() };
             let ex = Arc::new(BrowserExecutor::new(ctx, browser, plan.slots as usize));
             Ok(BuiltWorker { executor: ex.clone(), browser: Some(ex) })

@@ -102,6 +102,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     cfg.token = conn.token.clone();
     cfg.tls = conn.tls();
     cfg.drain_timeout = Duration::from_secs(args.drain_timeout);
+    // The probes answer from what the session loop updates.
+    let health = cfg.health.clone();
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
         if matches!(plan.runs, workers::Runs::Browser(_)) {
@@ -118,10 +120,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("--metrics-addr {addr}"))?;
             let exposition = skillshift_telemetry::metrics::WorkerMetrics::global_exposition();
             tasks.spawn("metrics", move |stop| {
-                skillshift_worker::health::serve(listener, exposition, stop.cancelled_owned())
+                skillshift_worker::health::serve(listener, exposition, health, stop.cancelled_owned())
             });
         }
-        let worker = workers::build(&plan).await?;
+        // The LLM calls of this worker's attempts ask the coordinator for permits.
+        let permits = remote::permit_gate(&cfg)?;
+        let worker = workers::build(&plan, Some(permits)).await?;
         let summary = remote::run(cfg, worker.executor.clone(), cancel).await?;
         worker.shutdown().await;
         tasks.shutdown(Duration::from_secs(5)).await;

@@ -11,11 +11,12 @@
 //!   `draining`, or `not taking work: browser: ...` (its browser stopped
 //!   starting, so it leases nothing until it does again) otherwise.
 //!
-//! [`Health::global`] is the process's; the session loop
-//! (`remote::session`) updates it.
+//! Whoever starts a worker makes its [`Health`] and hands it to both the
+//! session loop (`remote::RemoteConfig::health`), which updates it, and
+//! [`serve`], which answers the probes from it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -48,12 +49,6 @@ impl Health {
             draining: AtomicBool::new(false),
             unavailable: std::sync::Mutex::new(None),
         }
-    }
-
-    /// This process's.
-    pub fn global() -> &'static Health {
-        static HEALTH: OnceLock<Health> = OnceLock::new();
-        HEALTH.get_or_init(Health::new)
     }
 
     pub fn turned(&self) {
@@ -118,19 +113,21 @@ fn answer(r: Result<(), String>, ok: &'static str) -> axum::response::Response {
 }
 
 /// `/metrics`, `/healthz` and `/readyz` of `health`.
-pub fn router(exposition: Exposition, health: &'static Health) -> Router {
+pub fn router(exposition: Exposition, health: Arc<Health>) -> Router {
+    let ready = health.clone();
     skillshift_telemetry::metrics::router(exposition)
         .route("/healthz", get(move || async move { answer(health.live_at(Instant::now()), "ok") }))
-        .route("/readyz", get(move || async move { answer(health.ready(), "ready") }))
+        .route("/readyz", get(move || async move { answer(ready.ready(), "ready") }))
 }
 
-/// Serves [`router`] for the process's health on `listener` until `shutdown` completes.
+/// Serves [`router`] for `health` on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     exposition: Exposition,
+    health: Arc<Health>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(exposition, Health::global())).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, router(exposition, health)).with_graceful_shutdown(shutdown).await
 }
 
 #[cfg(test)]
@@ -160,10 +157,10 @@ mod tests {
     #[tokio::test]
     async fn the_endpoints_answer_over_http() {
         let (_, exposition) = skillshift_telemetry::metrics::WorkerMetrics::new();
-        let health: &'static Health = Box::leak(Box::new(Health::new()));
+        let health = Arc::new(Health::new());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = router(exposition, health);
+        let app = router(exposition, health.clone());
         let server = tokio::spawn(async move { axum::serve(listener, app).await });
         let get = |path: &'static str| async move {
             let resp = reqwest::get(format!("http://{addr}{path}")).await.unwrap();

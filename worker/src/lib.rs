@@ -11,11 +11,13 @@
 //! * [`scorer`]: WebArena's evaluators at the end of an attempt.
 //! * [`sites`]: the site manager seam and its URL backends (env-ctrl containers, external URLs); the
 //!   embedded fixture sites are assembled elsewhere (`skillshift_experiment::embedded`).
-//! * [`runloop`]: reset, login, observe/act, score, record.
+//! * [`attempt`]: one attempt in rooms: task source, prepare (reset, login, set-up), step (observe/act),
+//!   skill call, finish (score, record), and the journal its events go through; [`runloop`] is its
+//!   former path.
 //! * [`network`]: the attempt's network trace (HAR), folded from DevTools' events of every tab.
 //! * [`capture`]: the attempt's trajectory as it happens, redacted, with its failure category.
 //! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
-//!   one, [`runloop`] behind a pool of browsers.
+//!   one, [`attempt`] behind a pool of browsers.
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
 //! * [`health`]: `/healthz` and `/readyz` beside `/metrics` for an orchestrator's probes.
 //! * [`llm_permit`]: the worker's side of the cluster's LLM budget, a permit per LLM call.
@@ -27,6 +29,7 @@ pub mod action;
 pub mod actions;
 pub mod agent;
 pub mod agents;
+pub mod attempt;
 pub mod axtree;
 pub mod bench;
 pub mod bench_pages;

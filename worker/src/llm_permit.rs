@@ -10,8 +10,10 @@
 //!   renewed ones its predecessor granted). Each gate draws a random holder
 //!   secret and sends it with every request: the coordinator binds a permit
 //!   to it, so no other client can release or renew this process's permits.
-//! * [`install`] makes a gate the process's; [`acquire`] asks it, or, with no
-//!   gate installed (a `run` of one attempt, a test), grants at once.
+//! * [`acquire`] asks the gate the caller was handed (whoever starts a worker
+//!   connects one, `remote::permit_gate`, and hands it down to the LLM
+//!   clients of its attempts), or, with none (a `run` of one attempt, a
+//!   test), grants at once.
 //! * [`Permit`]: held for one HTTP call; [`Permit::release`] (or dropping it,
 //!   when the call was abandoned) gives it back in the background.
 //!
@@ -21,7 +23,7 @@
 //! deadline) rather than overshoot a budget it cannot see.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use skillshift_proto::channel::{self, BearerAuth, ClientTls, ConnectError};
@@ -29,8 +31,6 @@ use skillshift_proto::v1::{self, llm_budget_client::LlmBudgetClient};
 use skillshift_tasks::TaskCenter;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
-
-use crate::agents::llm::ChatMessage;
 
 /// How long one Acquire may wait in the coordinator before asking again.
 const WAIT: Duration = Duration::from_secs(20);
@@ -91,13 +91,6 @@ pub struct PermitGate {
     // A std Mutex: held only to read or update the map and two fields, never across an await.
     state: Mutex<GateState>,
     tasks: TaskCenter,
-}
-
-/// The tokens a call may use: its prompt at about four characters a token, plus its output ceiling, at
-/// most [`MAX_CALL_TOKENS`].
-pub fn estimate_tokens(messages: &[ChatMessage], max_tokens: Option<u32>) -> u64 {
-    let chars = messages.iter().fold(0u64, |n, m| n.saturating_add((m.content.len() + m.role.len()) as u64));
-    chars.div_ceil(4).saturating_add(u64::from(max_tokens.unwrap_or(1024))).min(MAX_CALL_TOKENS)
 }
 
 impl PermitGate {
@@ -312,30 +305,10 @@ impl Drop for Permit {
     }
 }
 
-fn global() -> &'static RwLock<Option<Arc<PermitGate>>> {
-    static GATE: std::sync::OnceLock<RwLock<Option<Arc<PermitGate>>>> = std::sync::OnceLock::new();
-    GATE.get_or_init(|| RwLock::new(None))
-}
-
-/// Makes `gate` this process's, unless a gate on the same coordinator is installed already.
-pub fn install(gate: Arc<PermitGate>) {
-    if let Ok(mut g) = global().write() {
-        if g.as_ref().is_some_and(|old| old.url == gate.url) {
-            return;
-        }
-        *g = Some(gate);
-    }
-}
-
-/// The installed gate, if any.
-pub fn installed() -> Option<Arc<PermitGate>> {
-    global().read().ok().and_then(|g| g.clone())
-}
-
-/// Waits for a permit from the installed gate, as a `llm.permit` span with the wait in `waited_ms`; with no
-/// gate installed, a free permit at once.
-pub async fn acquire(endpoint: &str, model: &str, tokens: u64) -> Permit {
-    let Some(gate) = installed() else { return Permit::free(Duration::ZERO) };
+/// Waits for a permit from `gate`, as a `llm.permit` span with the wait in `waited_ms`; with no gate, a
+/// free permit at once.
+pub async fn acquire(gate: Option<&Arc<PermitGate>>, endpoint: &str, model: &str, tokens: u64) -> Permit {
+    let Some(gate) = gate else { return Permit::free(Duration::ZERO) };
     let span = tracing::info_span!("llm.permit", waited_ms = tracing::field::Empty, limit = tracing::field::Empty);
     let permit = tracing::Instrument::instrument(gate.acquire(endpoint, model, tokens), span.clone()).await;
     span.record("waited_ms", permit.waited.as_millis() as u64);

@@ -14,9 +14,10 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents;
+use crate::attempt::{run_attempt_traced, AgentFactory, RunContext};
 use crate::browser::{BrowserConfig, Driver};
 use crate::executor::Executor;
-use crate::runloop::{run_attempt_traced, AgentFactory, RunContext};
+use crate::llm_permit::PermitGate;
 
 pub struct BrowserExecutor {
     ctx: Arc<RunContext>,
@@ -53,8 +54,14 @@ impl BrowserExecutor {
     }
 }
 
-/// The agent factory for a spec: `skills`, `reference` or `cmd:<command line>`.
+/// The agent factory for a spec: `skills`, `reference` or `cmd:<command line>`, its LLM calls not
+/// metered by a coordinator (see [`factory_with_permits`]).
 pub fn factory_for(spec: &AttemptSpec) -> AgentFactory {
+    factory_with_permits(spec, None)
+}
+
+/// As [`factory_for`], an LLM agent asking `permits` (when given) for a permit before each call.
+pub fn factory_with_permits(spec: &AttemptSpec, permits: Option<Arc<PermitGate>>) -> AgentFactory {
     let agent = spec.agent.clone();
     let choice = agents::LlmChoice {
         model: spec.model.clone(),
@@ -62,7 +69,7 @@ pub fn factory_for(spec: &AttemptSpec) -> AgentFactory {
         prompt_version: spec.prompt_version.clone(),
     };
     let library = spec.skills.clone();
-    Box::new(move |task| agents::build(&agent, &choice, task, library.as_ref()))
+    Box::new(move |task| agents::build(&agent, &choice, task, library.as_ref(), permits))
 }
 
 impl Executor for BrowserExecutor {
@@ -103,7 +110,7 @@ impl Executor for BrowserExecutor {
                 Some(d) => d,
                 None => Arc::new(Driver::new(browser)),
             };
-            let factory = factory_for(&spec);
+            let factory = factory_with_permits(&spec, ctx.llm_permits.clone());
             let finished = run_attempt_traced(&ctx, &driver, &spec, factory, None, cancel).await;
             if let Ok(mut f) = free.lock() {
                 f.push(driver);

@@ -6,10 +6,13 @@ pub mod reference;
 pub mod scripted_llm;
 pub mod skills;
 
+use std::sync::Arc;
+
 use skillshift_common::skills::SkillLibrary;
 use skillshift_common::task::Task;
 
 use crate::agent::{Agent, AgentError};
+use crate::llm_permit::PermitGate;
 
 /// What a contract fixes of an LLM agent's calls: the model, the temperature and the prompt template's digest
 /// (`None`: the agent's default; for the prompt version, no check).
@@ -39,16 +42,22 @@ pub fn reference_config(choice: &LlmChoice) -> Result<llm::LlmConfig, AgentError
     Ok(config)
 }
 
-/// Builds the agent named by `--agent`: `skills`, `reference` or `cmd:<command line>`.
+/// Builds the agent named by `--agent`: `skills`, `reference` or `cmd:<command line>`; an LLM agent
+/// asks `permits` (when given) for a permit before each call.
 pub fn build(
     agent: &str,
     choice: &LlmChoice,
     task: &Task,
     library: Option<&SkillLibrary>,
+    permits: Option<Arc<PermitGate>>,
 ) -> Result<Box<dyn Agent>, AgentError> {
     match agent {
         "skills" => Ok(Box::new(skills::SkillsAgent::new(task.clone(), library.cloned()))),
-        "reference" => Ok(Box::new(reference::ReferenceAgent::new(reference_config(choice)?)?)),
+        "reference" => {
+            let client =
+                llm::OpenAiClient::new(reference_config(choice)?).map_err(|e| AgentError::Llm(e.to_string()))?;
+            Ok(Box::new(reference::ReferenceAgent::with_chat_model(Box::new(client.with_permits(permits)))))
+        }
         other => match other.strip_prefix("cmd:") {
             Some(cmd) if !cmd.trim().is_empty() => Ok(Box::new(cmd::CmdAgent::spawn(cmd)?)),
             _ => Err(AgentError::Process(format!(

@@ -31,6 +31,8 @@ use skillshift_proto::channel::{ClientTls, ConnectError};
 use tokio_util::sync::CancellationToken;
 
 use crate::executor::Executor;
+use crate::health::Health;
+use crate::llm_permit::PermitGate;
 use outbox::OutboxError;
 
 #[derive(Debug, Clone)]
@@ -48,6 +50,9 @@ pub struct RemoteConfig {
     /// First reconnection delay; doubles up to `max_backoff`.
     pub min_backoff: Duration,
     pub max_backoff: Duration,
+    /// What this worker's probes read (`/healthz`, `/readyz`); the session loop updates it. Whoever
+    /// serves the probes hands its own in; the default is read by no one.
+    pub health: Arc<Health>,
 }
 
 impl RemoteConfig {
@@ -62,6 +67,7 @@ impl RemoteConfig {
             deliver_timeout: Duration::from_secs(10),
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(5),
+            health: Arc::new(Health::new()),
         }
     }
 }
@@ -94,12 +100,12 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<Summary, RemoteError> {
     wire::check(&cfg)?;
-    // LLM calls made by this process's attempts ask this coordinator for permits.
-    crate::llm_permit::install(crate::llm_permit::PermitGate::connect(
-        &cfg.url,
-        &cfg.tls,
-        cfg.token.as_deref(),
-        &cfg.name,
-    )?);
     session::Session::new(cfg, executor)?.run(cancel).await
+}
+
+/// The LLM permit gate on the coordinator `cfg` names, for the worker's executor: the LLM calls of
+/// its attempts ask this coordinator for permits. It connects on first use.
+pub fn permit_gate(cfg: &RemoteConfig) -> Result<Arc<PermitGate>, RemoteError> {
+    wire::check(cfg)?;
+    Ok(PermitGate::connect(&cfg.url, &cfg.tls, cfg.token.as_deref(), &cfg.name)?)
 }

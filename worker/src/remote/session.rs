@@ -162,7 +162,7 @@ impl Session {
 
     /// Runs until `cancel` fires and the drain is over.
     pub(super) async fn run(mut self, cancel: CancellationToken) -> Result<Summary, RemoteError> {
-        let health = crate::health::Health::global();
+        let health = self.cfg.health.clone();
         loop {
             health.turned();
             health.set_connected(self.link.is_some());
@@ -213,7 +213,7 @@ impl Session {
     }
 
     fn begin_drain(&mut self) {
-        crate::health::Health::global().set_draining();
+        self.cfg.health.set_draining();
         tracing::info!(running = self.running.len(), "draining: finishing running attempts");
         self.drain = Some(Drain { cancel_at: Instant::now() + self.cfg.drain_timeout, deliver_by: None });
     }
@@ -361,7 +361,7 @@ impl Session {
         if self.browser_errors.0 >= BROKEN_AFTER && self.broken.is_none() {
             let reason = format!("browser: {}", self.browser_errors.1);
             tracing::error!(errors = self.browser_errors.0, %reason, "the browser keeps failing; taking no new work until it starts again");
-            crate::health::Health::global().set_unavailable(Some(reason.clone()));
+            self.cfg.health.set_unavailable(Some(reason.clone()));
             self.broken = Some(Broken { reason, owed: 0, checking: false, next_check: Instant::now() + RECHECK_EVERY });
             self.on_heartbeat();
         }
@@ -376,7 +376,7 @@ impl Session {
                 let owed = b.owed;
                 self.broken = None;
                 self.browser_errors = (0, String::new());
-                crate::health::Health::global().set_unavailable(None);
+                self.cfg.health.set_unavailable(None);
                 tracing::info!(credits = owed, "the browser starts again; taking work");
                 self.on_heartbeat();
                 if self.drain.is_none() && owed > 0 {
@@ -386,7 +386,7 @@ impl Session {
             Err(why) => {
                 b.reason = format!("browser: {why}");
                 b.next_check = Instant::now() + RECHECK_EVERY;
-                crate::health::Health::global().set_unavailable(Some(b.reason.clone()));
+                self.cfg.health.set_unavailable(Some(b.reason.clone()));
                 tracing::warn!(reason = %b.reason, "the browser still does not start");
             }
         }
