@@ -13,6 +13,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod conn;
 pub mod coordinator;
+pub mod flags;
 pub mod leaderboard;
 pub mod local;
 pub mod report;

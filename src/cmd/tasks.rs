@@ -9,6 +9,8 @@ use skillshift_common::skills::Step;
 use skillshift_common::task::{load_task_file, task_file_path, Task};
 use skillshift_common::{Condition, Site, Uid, Version};
 
+use super::flags::{help, AttemptArgs};
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The data directory (task files, solutions, skills, digests).
@@ -59,6 +61,10 @@ enum Command {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("max_steps", help("The step budget of each attempt")),
+    mut_arg("task_timeout", |a| a.default_value("120").help("The wall-clock ceiling of each attempt, in seconds")),
+)]
 struct AuditArgs {
     /// Only these sites (default: all three).
     #[arg(long, value_delimiter = ',')]
@@ -80,12 +86,8 @@ struct AuditArgs {
     /// task `nondeterministic`.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
-    /// The step budget of each attempt.
-    #[arg(long, default_value_t = 10)]
-    max_steps: u32,
-    /// The wall-clock ceiling of each attempt, in seconds.
-    #[arg(long, default_value_t = 120)]
-    task_timeout: u64,
+    #[command(flatten)]
+    attempt: AttemptArgs,
     /// The seed the perturbed conditions derive theirs from (a sweep's `--seed`).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -123,8 +125,8 @@ fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
     s.families = a.families;
     s.workers = a.workers;
     s.repeat = a.repeat;
-    s.max_steps = a.max_steps;
-    s.task_timeout_s = a.task_timeout;
+    s.max_steps = a.attempt.max_steps();
+    s.task_timeout_s = a.attempt.task_timeout;
     s.seed = a.seed;
     s.real_sites = a.real_sites;
     let report = audit::run(&s)?;
