@@ -86,6 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_err(anyhow::Error::msg)?,
     };
     let done = local::run(settings)?;
+    if let Some(status) = &done.status {
+        super::print_line(status)?;
+    }
     let failing = done.errors.failing();
     if failing {
         // First, so a sweep that measured (almost) nothing cannot be mistaken for a result.

@@ -176,7 +176,6 @@ fn validate(data: &std::path::Path, sites: Vec<Site>) -> anyhow::Result<ExitCode
 
 /// `tasks validate FILE... [--json]`: exit 0 when every task loads, 1 when some are refused, 2 when a file is unreadable.
 fn validate_files(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
     let (report, errors) = skillshift_common::task::validate::validate_files(files);
     warn_tokenizer(&report);
     let mut text = String::new();
@@ -193,8 +192,7 @@ fn validate_files(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    // A closed pipe (`| head`) is not an error.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    super::write_stdout(&text)?;
     for e in &errors {
         eprintln!("skillshift: error: {e}");
     }
@@ -222,8 +220,6 @@ fn eval_kind(t: &Task) -> String {
 }
 
 fn list(data: &std::path::Path, site: Option<Site>, version: Version) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
     for &s in Site::ALL {
         if site.is_some_and(|x| x != s) {
             continue;
@@ -235,11 +231,7 @@ fn list(data: &std::path::Path, site: Option<Site>, version: Version) -> anyhow:
         }
         for t in load(data, s, version)? {
             let uid = Uid::new(s, version, t.task_id);
-            let line = format!("{uid:<28} tpl {:<3} {:<13} {}", t.intent_template_id, eval_kind(&t), t.intent);
-            // A closed pipe (`| head`) is not an error: stop quietly.
-            if writeln!(out, "{line}").is_err() {
-                return Ok(ExitCode::SUCCESS);
-            }
+            super::out!("{uid:<28} tpl {:<3} {:<13} {}", t.intent_template_id, eval_kind(&t), t.intent);
         }
     }
     Ok(ExitCode::SUCCESS)
