@@ -8,30 +8,19 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{refused, s, stderr};
+
 fn skillshift(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
-    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR")).env_remove("OPENAI_BASE_URL");
+    let mut cmd = cli::bin();
+    cmd.args(args).env_remove("OPENAI_BASE_URL");
     cmd
 }
 
 fn output(cmd: &mut Command) -> Output {
     cmd.output().expect("run skillshift")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Exit 2 with one line on stderr; returns it.
-fn refused(o: &Output) -> String {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stdout:\n{}\nstderr:\n{err}", String::from_utf8_lossy(&o.stdout));
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    err
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
 }
 
 /// `skillshift local --simulate` over gitlab families 0 and 1 under src, writing under `dir/out`.
@@ -98,7 +87,6 @@ fn a_provider_the_endpoint_is_not_is_refused_by_local_run_and_calibrate() {
     assert!(o.stdout.is_empty(), "nothing runs");
 
     // A published anchor of made-up (not simulated) records, as `calibrate anchor` makes one.
-    let records = dir.path().join("reference.jsonl");
     let plan = skillshift_analysis::synth::Plan {
         treatment: "reference".into(),
         reps: 1,
@@ -108,9 +96,8 @@ fn a_provider_the_endpoint_is_not_is_refused_by_local_run_and_calibrate() {
         success_pct: 40,
         seed: 9,
     };
-    let mut buf = Vec::new();
-    skillshift_analysis::synth::write_grid(&plan, &mut buf).expect("generate");
-    std::fs::write(&records, buf).expect("write records");
+    cli::synthetic(dir.path(), "reference.jsonl", &plan);
+    let records = dir.path().join("reference.jsonl");
     let anchor = dir.path().join("anchor.json");
     let o = output(&mut skillshift(&[
         "calibrate",

@@ -4,20 +4,13 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "support/cli.rs"]
+mod cli;
 mod support;
 
+use cli::{bin, data};
+
 use support::copy_dir;
-
-use std::path::PathBuf;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_skillshift"))
-}
-
-fn data() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))
-}
 
 #[test]
 fn validate_passes_on_the_shipped_gitlab_data() {
@@ -139,7 +132,6 @@ fn other_commands_into_a_closed_pipe_are_not_an_error() {
             } else {
                 vec![]
             })
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

@@ -18,7 +18,7 @@ use skillshift_analysis::calibration::{check_threshold, load_anchor, load_set, C
 use skillshift_common::ids::{Condition, Site};
 use skillshift_experiment::calibration::{self, AnchorInput, CalibrationRun};
 
-use super::flags::{help, AgentArgs, AttemptArgs};
+use super::flags::{help, AgentArgs, AttemptArgs, RetryArgs};
 
 const DEFAULT_REFERENCE: &str = "data/reference_results/reference-react.json";
 const DEFAULT_SUBSET: &str = "data/calibration_set.json";
@@ -71,9 +71,8 @@ pub struct Args {
     /// Sweep seed of the calibration run.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// How often a unit whose attempt errored (measured nothing) runs again.
-    #[arg(long, default_value_t = 2)]
-    pub max_retries: u32,
+    #[command(flatten)]
+    pub retry: RetryArgs,
     /// Data directory (tasks/, perturbations/, DIGESTS.json) for the calibration sweep's contract.
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
@@ -169,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 temperature: args.agent.temperature,
                 seed: args.seed,
                 task_timeout_s: args.attempt.task_timeout,
-                max_retries: args.max_retries,
+                max_retries: args.retry.max_retries,
                 data: args.data.clone(),
                 out: args.out.clone(),
                 conn: args.conn.settings(),

@@ -5,6 +5,7 @@
 //! - [`AgentArgs`]: which agent runs and how it calls its model (`--agent`, `--model`, `--provider`,
 //!   `--temperature`).
 //! - [`AttemptArgs`]: the budget of one attempt (`--max-steps`, `--task-timeout`).
+//! - [`RetryArgs`]: how often a sweep runs an errored unit again (`--max-retries`).
 //! - [`SweepArgs`]: what a sweep plans (sites, conditions, treatments, counts, retries, profile, data), with the
 //!   two groups above; `local` and `sweep start` both submit one, so both read it through
 //!   [`SweepArgs::settings`].
@@ -62,6 +63,14 @@ impl AttemptArgs {
     }
 }
 
+/// A sweep's retry policy (`sweep start`, `local`, `calibrate`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RetryArgs {
+    /// How often a unit whose attempt errored (measured nothing) runs again.
+    #[arg(long, default_value_t = 2)]
+    pub max_retries: u32,
+}
+
 /// What a sweep runs: the flags `local` and `sweep start` share.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SweepArgs {
@@ -92,9 +101,8 @@ pub struct SweepArgs {
     pub count: u32,
     #[command(flatten)]
     pub attempt: AttemptArgs,
-    /// How often a unit whose attempt errored (measured nothing) runs again.
-    #[arg(long, default_value_t = 2)]
-    pub max_retries: u32,
+    #[command(flatten)]
+    pub retry: RetryArgs,
     /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -131,7 +139,7 @@ impl SweepArgs {
             count: self.count,
             max_steps: self.attempt.max_steps(),
             task_timeout_s: self.attempt.task_timeout,
-            max_retries: self.max_retries,
+            max_retries: self.retry.max_retries,
             seed: self.seed,
             cost_budget_usd: self.cost_budget,
             profile: self.profile.clone(),
