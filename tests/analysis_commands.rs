@@ -3,39 +3,19 @@
 //! one error line. Records are synthetic (generated noise), never results.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 use skillshift_analysis::synth::{write_grid, Plan};
 
-fn skillshift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skillshift"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run skillshift")
-}
+#[path = "support/cli.rs"]
+mod cli;
 
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf8 path")
-}
+use cli::{s, skillshift, stderr as err, stdout as out};
 
 fn synthetic(dir: &Path, name: &str, treatment: &str, success_pct: u64, seed: u64) -> PathBuf {
     let plan =
         Plan { treatment: treatment.into(), reps: 1, error_pct: 2, skills: true, max_calls: 1, success_pct, seed };
-    let p = dir.join(name);
-    let mut buf = Vec::new();
-    write_grid(&plan, &mut buf).expect("generate");
-    std::fs::write(&p, buf).expect("write");
-    p
+    cli::synthetic(dir, name, &plan)
 }
 
 #[test]

@@ -2,38 +2,18 @@
 //! files, checking printed numbers, exit codes and the one error line.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 use skillshift_analysis::synth::{write_grid, Plan};
 
-fn skillshift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skillshift"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run skillshift")
-}
+#[path = "support/cli.rs"]
+mod cli;
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use cli::{skillshift, stderr, stdout, synthetic};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write");
-    p
-}
-
-fn synthetic(dir: &Path, name: &str, plan: &Plan) -> PathBuf {
-    let p = dir.join(name);
-    let mut buf = Vec::new();
-    write_grid(plan, &mut buf).expect("generate");
-    std::fs::write(&p, buf).expect("write");
     p
 }
 

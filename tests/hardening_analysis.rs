@@ -10,27 +10,12 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use skillshift_analysis::synth::{write_grid, Plan};
+use skillshift_analysis::synth::Plan;
 
-fn skillshift(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skillshift"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run skillshift")
-}
+#[path = "support/cli.rs"]
+mod cli;
 
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf8 path")
-}
+use cli::{s, skillshift, stderr as err, stdout as out};
 
 /// Exit 2 and exactly one short line on stderr that contains each of `want`.
 fn refused(o: &Output, want: &[&str]) {
@@ -46,11 +31,7 @@ fn refused(o: &Output, want: &[&str]) {
 fn synthetic(dir: &Path, name: &str, success_pct: u64) -> PathBuf {
     let plan =
         Plan { treatment: "reference".into(), reps: 1, error_pct: 2, skills: true, max_calls: 1, success_pct, seed: 9 };
-    let p = dir.join(name);
-    let mut buf = Vec::new();
-    write_grid(&plan, &mut buf).expect("generate");
-    std::fs::write(&p, buf).expect("write");
-    p
+    cli::synthetic(dir, name, &plan)
 }
 
 fn anchor_from(dir: &Path, records: &Path) -> PathBuf {

@@ -10,7 +10,11 @@
 //!   `contract.json` and in the verdict; a reuse file holding every requested treatment is refused; a
 //!   reused record whose own `config_digest` is not its contract's is refused, naming the line.
 
+#[path = "support/cli.rs"]
+mod cli;
 mod support;
+
+use cli::{refused, skillshift as run};
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -40,10 +44,6 @@ fn local(dir: &Path, out: &str, extra: &[&str]) -> Output {
         .expect("run skillshift local")
 }
 
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("run skillshift")
-}
-
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
@@ -52,14 +52,6 @@ fn ok(o: &Output) -> (String, String) {
     let (out, err) = text(o);
     assert!(o.status.success(), "exit {:?}\nstdout:\n{out}\nstderr:\n{err}", o.status);
     (out, err)
-}
-
-/// Exit 2 with one line on stderr; returns it.
-fn refused(o: &Output) -> String {
-    let (out, err) = text(o);
-    assert_eq!(o.status.code(), Some(2), "stdout:\n{out}\nstderr:\n{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    err
 }
 
 fn json(path: &Path) -> Value {

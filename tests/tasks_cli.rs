@@ -4,20 +4,13 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "support/cli.rs"]
+mod cli;
 mod support;
 
+use cli::{bin, data};
+
 use support::copy_dir;
-
-use std::path::PathBuf;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_skillshift"))
-}
-
-fn data() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))
-}
 
 #[test]
 fn validate_passes_on_the_shipped_gitlab_data() {
@@ -110,6 +103,39 @@ fn output_into_a_closed_pipe_is_not_an_error() {
             .spawn()
             .expect("spawn");
         // The reader goes before the first line is written.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+/// The same for commands outside `tasks`, the one writer behind them all: `calibrate --dry-run`, `tasks validate
+/// FILE` and `local --simulate`, whose sweep status line came from the library before it went through the writer.
+#[test]
+fn other_commands_into_a_closed_pipe_are_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let families = dir.path().join("families.json");
+    std::fs::write(&families, r#"{"sites": {"gitlab": {"families": [0]}}}"#).unwrap();
+    let out = dir.path().join("local");
+    let configs = concat!(env!("CARGO_MANIFEST_DIR"), "/common/tests/data/webarena/configs.json");
+    for args in [
+        vec!["calibrate", "--dry-run"],
+        vec!["tasks", "validate", configs],
+        vec!["local", "--workers", "1", "--simulate", "5", "--sites", "gitlab", "--conditions", "src"],
+    ] {
+        let mut child = bin()
+            .args(&args)
+            .args(if args[0] == "local" {
+                vec!["--families", families.to_str().unwrap(), "--out", out.to_str().unwrap()]
+            } else {
+                vec![]
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
         drop(child.stdout.take());
         let out = child.wait_with_output().expect("wait");
         let stderr = String::from_utf8_lossy(&out.stderr);

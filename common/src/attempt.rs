@@ -1,10 +1,11 @@
 //! What a worker is asked to run: one attempt of one unit, with everything the
 //! run loop needs to produce its record. The coordinator builds these from a
-//! sweep's plan; `skillshift run` builds one by hand.
+//! sweep's plan; `skillshift run` builds one by hand; tests start from
+//! [`AttemptSpec::example`].
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{Condition, Uid};
+use crate::ids::{Condition, Site, Uid, Version};
 use crate::skills::SkillLibrary;
 
 /// One attempt of a run unit (sweep, treatment, family, condition, rep).
@@ -44,4 +45,34 @@ pub struct AttemptSpec {
     /// evaluator that reads them; `false` by default, as bodies are the bulk of a trace.
     #[serde(default)]
     pub network_bodies: bool,
+}
+
+impl AttemptSpec {
+    /// A plain attempt for tests and benches: sweep `s`, treatment `T`, skillshift.gitlab.v1.0 under `src`,
+    /// rep, attempt and seed 0, 10 steps in 60 s, the `skills` agent without a library, and no model,
+    /// profile, digest, trace context or temperature; WebArena's scoring rules, no response bodies. A test
+    /// names what it is about: `AttemptSpec { max_steps: 3, ..AttemptSpec::example() }`.
+    pub fn example() -> AttemptSpec {
+        AttemptSpec {
+            sweep: "s".into(),
+            treatment: "T".into(),
+            uid: Uid { site: Site::Gitlab, version: Version::V1, task_id: 0 },
+            condition: Condition::Src,
+            rep: 0,
+            attempt: 0,
+            seed: 0,
+            max_steps: 10,
+            task_timeout_ms: 60_000,
+            agent: "skills".into(),
+            model: None,
+            skills: None,
+            perturbation_profile: None,
+            config_digest: None,
+            traceparent: None,
+            temperature: None,
+            prompt_version: None,
+            evaluator: crate::evaluate::Mode::WebArena,
+            network_bodies: false,
+        }
+    }
 }

@@ -256,29 +256,13 @@ fn push_len(out: &mut Vec<u8>, len: usize) -> Result<(), BlobError> {
 mod tests {
     use super::*;
     use crate::attempt::AttemptSpec;
-    use crate::ids::{Condition, Uid};
+    use crate::ids::Uid;
 
     fn trajectory() -> Trajectory {
         let spec = AttemptSpec {
-            sweep: "s".into(),
-            treatment: "T".into(),
             uid: "skillshift.gitlab.v1.2".parse::<Uid>().expect("uid"),
-            condition: Condition::Src,
-            rep: 0,
-            attempt: 0,
-            seed: 0,
-            max_steps: 10,
             task_timeout_ms: 1,
-            agent: "skills".into(),
-            model: None,
-            skills: None,
-            perturbation_profile: None,
-            config_digest: None,
-            traceparent: None,
-            temperature: None,
-            prompt_version: None,
-            evaluator: Default::default(),
-            network_bodies: false,
+            ..AttemptSpec::example()
         };
         Trajectory::for_attempt(&spec, &"x".repeat(100_000), "http://x/", "skills")
     }

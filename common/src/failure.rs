@@ -137,27 +137,7 @@ mod tests {
 
     fn trajectory(steps: Vec<Step>, failing: Option<&str>) -> Trajectory {
         let uid: Uid = "skillshift.gitlab.v2.9".parse().expect("uid");
-        let spec = AttemptSpec {
-            sweep: "s".into(),
-            treatment: "T".into(),
-            uid,
-            condition: Condition::TgtExec,
-            rep: 0,
-            attempt: 0,
-            seed: 0,
-            max_steps: 10,
-            task_timeout_ms: 1,
-            agent: "skills".into(),
-            model: None,
-            skills: None,
-            perturbation_profile: None,
-            config_digest: None,
-            traceparent: None,
-            temperature: None,
-            prompt_version: None,
-            evaluator: Default::default(),
-            network_bodies: false,
-        };
+        let spec = AttemptSpec { uid, condition: Condition::TgtExec, task_timeout_ms: 1, ..AttemptSpec::example() };
         let mut t = Trajectory::for_attempt(&spec, "do it", "http://x/", "skills");
         t.steps = steps;
         t.score = Some(ScoreEvidence {

@@ -29,6 +29,8 @@ pub struct RunSettings {
     pub condition: Condition,
     pub agent: String,
     pub model: Option<String>,
+    /// The provider the reference agent's endpoint must be (`run --provider`); `None` takes any.
+    pub provider: Option<String>,
     /// The reference agent's sampling temperature (`run --temperature`; default 0).
     pub temperature: Option<f64>,
     pub max_steps: u32,
@@ -52,11 +54,13 @@ pub struct RunSettings {
 
 /// Refuses an unknown agent, or a `reference` agent without an LLM endpoint configured,
 /// before a browser is started: bad input is exit 2, not an `error` record.
-pub fn check_agent(agent: &str, model: Option<String>) -> anyhow::Result<()> {
+/// A `provider` the reference agent's endpoint is not is refused too.
+pub fn check_agent(agent: &str, model: Option<String>, provider: Option<&str>) -> anyhow::Result<()> {
     match agent {
         "skills" => Ok(()),
         "reference" => {
-            skillshift_worker::agents::llm::LlmConfig::from_env(model).context("--agent reference")?;
+            let cfg = skillshift_worker::agents::llm::LlmConfig::from_env(model).context("--agent reference")?;
+            crate::spec::check_provider(provider, &cfg)?;
             Ok(())
         }
         other => match other.strip_prefix("cmd:") {
@@ -78,7 +82,7 @@ pub fn spec(s: &RunSettings) -> anyhow::Result<AttemptSpec> {
     if s.max_steps == 0 {
         bail!("--max-steps must be at least 1");
     }
-    check_agent(&s.agent, s.model.clone())?;
+    check_agent(&s.agent, s.model.clone(), s.provider.as_deref())?;
     if let Some(w) = &s.webarena {
         return Ok(AttemptSpec {
             sweep: "local-run".into(),
@@ -309,6 +313,7 @@ mod tests {
             condition: Condition::Src,
             agent: "skills".into(),
             model: None,
+            provider: None,
             temperature: None,
             max_steps: 5,
             task_timeout_s: 60,

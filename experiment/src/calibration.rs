@@ -24,6 +24,10 @@ pub struct CalibrationRun {
     pub agent: String,
     /// The model of the run (default: the anchor's).
     pub model: Option<String>,
+    /// The provider its contract names (`--provider`); refused when the endpoint is another.
+    pub provider: Option<String>,
+    /// The sampling temperature of the run (default: the anchor's).
+    pub temperature: Option<f64>,
     pub seed: u64,
     pub task_timeout_s: u64,
     pub max_retries: u32,
@@ -59,13 +63,21 @@ pub fn run_sweep(run: &CalibrationRun, anchor: &Anchor, max_steps: u32) -> anyho
             );
         }
     }
+    if let Some(given) = run.temperature.filter(|t| *t != anchor.temperature) {
+        eprintln!(
+            "skillshift: warning: --temperature {given} differs from the anchor's temperature {}; deviations then \
+             measure the sampling as well as the environment",
+            anchor.temperature
+        );
+    }
     let settings = SweepSettings {
         sites: run.sites.clone(),
         families: Some(run.subset.clone()),
         skills: Skills::None,
         agent: run.agent.clone(),
         model: run.model.clone().or(anchored.map(String::from)),
-        temperature: Some(anchor.temperature),
+        provider: run.provider.clone(),
+        temperature: Some(run.temperature.unwrap_or(anchor.temperature)),
         max_steps,
         task_timeout_s: run.task_timeout_s,
         max_retries: run.max_retries,

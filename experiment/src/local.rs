@@ -46,6 +46,9 @@ pub struct LocalSettings {
 pub struct LocalRun {
     /// `false` when the sweep was cancelled (Ctrl-C or a stop of its own).
     pub completed: bool,
+    /// The sweep's last status as one line (`sweep status`'s), when it was followed to its end; the caller
+    /// prints it, as the library writes nothing on stdout.
+    pub status: Option<String>,
     pub records: PathBuf,
     /// One per treatment, in the order the records name them.
     pub reports: Vec<TreatmentReport>,
@@ -189,9 +192,6 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
                 r = crate::follow::follow(&conn, &id, crate::progress::interactive()) => Some(r?),
                 _ = cancel.cancelled() => None,
             };
-            if let Some(st) = &followed {
-                println!("{}", crate::follow::one_line(st));
-            }
             // Workers drain first: their trajectories follow the records, and the export should hold them.
             if !tasks.shutdown(Duration::from_secs(120)).await {
                 eprintln!("skillshift: warning: a worker did not stop in time");
@@ -215,11 +215,12 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
             eprintln!("skillshift: warning: {e}");
         }
         eprintln!("wrote {n} records to {}", records.display());
-        Ok::<_, anyhow::Error>(followed.is_some_and(|st| crate::follow::finished_ok(st.state)))
+        let status = followed.as_ref().map(crate::follow::one_line);
+        Ok::<_, anyhow::Error>((followed.is_some_and(|st| crate::follow::finished_ok(st.state)), status))
     });
     // A store write stuck on a failed disk must not hold the exit (dropping the runtime would wait for it).
     rt.shutdown_timeout(Duration::from_secs(5));
-    let completed = completed?;
+    let (completed, status) = completed?;
     let set = skillshift_analysis::records::read_file(&records)?;
     let mut names: Vec<String> = set.names().into_iter().map(String::from).collect();
     names.sort_by_key(|n| order.iter().position(|o| o == n).unwrap_or(order.len()));
@@ -240,5 +241,5 @@ pub fn run(s: LocalSettings) -> anyhow::Result<LocalRun> {
     }
     let errors = crate::errors::ErrorSummary::read(&records)?;
     let real = real.map(|r| r.images(&s.sweep.sites)).unwrap_or_default();
-    Ok(LocalRun { completed, records, reports, elapsed: began.elapsed(), errors, real })
+    Ok(LocalRun { completed, status, records, reports, elapsed: began.elapsed(), errors, real })
 }

@@ -116,6 +116,16 @@ pub fn treatments(s: &SweepSettings) -> anyhow::Result<Vec<TreatmentSpec>> {
         .collect()
 }
 
+/// The provider of the endpoint `cfg` calls; `--provider` naming another is refused (`sweep start`, `local`,
+/// `calibrate` and `run` alike).
+pub fn check_provider(asked: Option<&str>, cfg: &LlmConfig) -> anyhow::Result<String> {
+    let provider = cfg.provider().to_string();
+    if let Some(asked) = asked.filter(|p| *p != provider) {
+        bail!("--provider {asked}: the endpoint {} is provider '{provider}' (set by OPENAI_BASE_URL)", cfg.base_url);
+    }
+    Ok(provider)
+}
+
 /// The frozen LLM fields as the agent will run them: for `reference`, the model it will request, the provider
 /// of the endpoint, the temperature it will send and its prompt template's digest; the `skills` agent calls no
 /// model, so none of them; an external `cmd:` agent is opaque, so what the flags declare.
@@ -131,13 +141,7 @@ fn llm_fields(s: &SweepSettings, spec: &mut SweepSpec) -> anyhow::Result<()> {
             if let Some(t) = s.temperature {
                 cfg.temperature = t;
             }
-            let provider = cfg.provider().to_string();
-            if let Some(asked) = s.provider.as_deref().filter(|p| *p != provider) {
-                bail!(
-                    "--provider {asked}: the endpoint {} is provider '{provider}' (set by OPENAI_BASE_URL)",
-                    cfg.base_url
-                );
-            }
+            let provider = check_provider(s.provider.as_deref(), &cfg)?;
             spec.model = Some(cfg.model);
             spec.provider = Some(provider);
             spec.temperature = Some(cfg.temperature);

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use skillshift_common::record::Outcome;
-use skillshift_common::{AttemptSpec, Condition, Site, Uid, Version};
+use skillshift_common::{AttemptSpec, Site, Uid, Version};
 use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_worker::agent::Agent;
 use skillshift_worker::agents::cmd::CmdAgent;
@@ -34,22 +34,10 @@ fn spec(task_id: u32, agent: &str) -> AttemptSpec {
         sweep: "agents-e2e".into(),
         treatment: "CONTROL".into(),
         uid: Uid { site: Site::Gitlab, version: Version::V1, task_id },
-        condition: Condition::Src,
-        rep: 0,
-        attempt: 0,
-        seed: 0,
         max_steps: 5,
         task_timeout_ms: 120_000,
         agent: agent.into(),
-        model: None,
-        skills: None,
-        perturbation_profile: None,
-        config_digest: None,
-        traceparent: None,
-        temperature: None,
-        prompt_version: None,
-        evaluator: Default::default(),
-        network_bodies: false,
+        ..AttemptSpec::example()
     }
 }
 

@@ -287,22 +287,11 @@ mod tests {
             sweep: "s1".into(),
             treatment: "CONTROL".into(),
             uid,
-            condition: Condition::Src,
-            rep: 0,
-            attempt: 0,
-            seed: 0,
             max_steps: 5,
             task_timeout_ms: 1000,
-            agent: "skills".into(),
-            model: None,
-            skills: None,
-            perturbation_profile: None,
-            config_digest: None,
-            traceparent: None,
-            temperature: None,
-            prompt_version: None,
             evaluator: Mode::Strict,
             network_bodies: true,
+            ..AttemptSpec::example()
         };
         let key = AttemptKey { sweep: "s1".into(), unit: 0, attempt: 0 };
         let mut w = assignment_to_wire(&key, &spec);

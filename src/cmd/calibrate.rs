@@ -18,11 +18,25 @@ use skillshift_analysis::calibration::{check_threshold, load_anchor, load_set, C
 use skillshift_common::ids::{Condition, Site};
 use skillshift_experiment::calibration::{self, AnchorInput, CalibrationRun};
 
+use super::flags::{help, AgentArgs, AttemptArgs, RetryArgs};
+
 const DEFAULT_REFERENCE: &str = "data/reference_results/reference-react.json";
 const DEFAULT_SUBSET: &str = "data/calibration_set.json";
 
 #[derive(clap::Args)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    mut_arg("agent", |a| a.default_value("reference").help("The anchor agent")),
+    mut_arg("model", help("The model of the calibration run (default: the anchor's)")),
+    mut_arg("provider", help(
+        "The LLM provider the calibration run's contract names (e.g. openai); refused when the endpoint of \
+         OPENAI_BASE_URL is another"
+    )),
+    mut_arg("temperature", help("Sampling temperature of the calibration run (default: the anchor's)")),
+    // No default: the anchor's budget is the run's, and one given must equal it.
+    mut_arg("max_steps", |a| a.default_value(None::<&'static str>).help("The step budget; must equal the anchor's max_steps")),
+    mut_arg("task_timeout", help("Wall-clock ceiling of one calibration attempt, in seconds")),
+)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Sub>,
@@ -38,15 +52,13 @@ pub struct Args {
     /// Override the anchor's own sigma threshold (a finite number >= 0).
     #[arg(long)]
     pub threshold: Option<f64>,
-    /// The anchor agent.
-    #[arg(long, default_value = "reference")]
-    pub agent: String,
+    #[command(flatten)]
+    pub agent: AgentArgs,
     /// Where the calibration run's per_task.jsonl goes.
     #[arg(long, default_value = "runs/calibration")]
     pub out: PathBuf,
-    /// The step budget; must equal the anchor's max_steps.
-    #[arg(long)]
-    pub max_steps: Option<u32>,
+    #[command(flatten)]
+    pub attempt: AttemptArgs,
     /// Grade an existing run's records instead of running anything.
     #[arg(long)]
     pub records: Option<PathBuf>,
@@ -56,18 +68,11 @@ pub struct Args {
     /// The calibration subset.
     #[arg(long, default_value = DEFAULT_SUBSET)]
     pub subset: PathBuf,
-    /// The model of the calibration run (default: the anchor's).
-    #[arg(long)]
-    pub model: Option<String>,
     /// Sweep seed of the calibration run.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Wall-clock ceiling of one calibration attempt, in seconds.
-    #[arg(long, default_value_t = 600)]
-    pub task_timeout: u64,
-    /// How often a unit whose attempt errored (measured nothing) runs again.
-    #[arg(long, default_value_t = 2)]
-    pub max_retries: u32,
+    #[command(flatten)]
+    pub retry: RetryArgs,
     /// Data directory (tasks/, perturbations/, DIGESTS.json) for the calibration sweep's contract.
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
@@ -136,13 +141,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sites = sites(args.site);
     // The step budget is checked before anything else, dry run included.
     if args.dry_run {
-        if args.max_steps.is_some() {
-            calibration::check_budget(&load_anchor(&args.reference)?, args.max_steps)?;
+        if args.attempt.max_steps.is_some() {
+            calibration::check_budget(&load_anchor(&args.reference)?, args.attempt.max_steps)?;
         }
         return super::write_stdout(&calibration::dry_run(&load_set(&args.subset)?, &sites, &args.subset)?);
     }
     let anchor = load_anchor(&args.reference)?;
-    let max_steps = calibration::check_budget(&anchor, args.max_steps)?;
+    let max_steps = calibration::check_budget(&anchor, args.attempt.max_steps)?;
     if anchor.status != "published" {
         return Err(CalibrationError::Unpublished(args.reference.clone()).into());
     }
@@ -157,11 +162,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let run = CalibrationRun {
                 sites: sites.clone(),
                 subset: args.subset.clone(),
-                agent: args.agent.clone(),
-                model: args.model.clone(),
+                agent: args.agent.agent.clone(),
+                model: args.agent.model.clone(),
+                provider: args.agent.provider.clone(),
+                temperature: args.agent.temperature,
                 seed: args.seed,
-                task_timeout_s: args.task_timeout,
-                max_retries: args.max_retries,
+                task_timeout_s: args.attempt.task_timeout,
+                max_retries: args.retry.max_retries,
                 data: args.data.clone(),
                 out: args.out.clone(),
                 conn: args.conn.settings(),

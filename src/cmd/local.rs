@@ -1,18 +1,38 @@
 //! `skillshift local`: the embedded default, everything on this machine
 //! (docs/design.md#embedded-default). The cluster is `skillshift_experiment::local`.
 
-use skillshift_common::evaluate::Mode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::bail;
 use skillshift_analysis::report::document;
-use skillshift_common::{Condition, Site};
 use skillshift_experiment::local::{self, LocalSettings};
-use skillshift_experiment::settings::{Skills, SweepSettings};
+
+use super::flags::{help, SweepArgs};
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("families", help("JSON shaped like data/calibration_set.json: run only these families")),
+    mut_arg("skills", help("Skill library; `none` for no skills. Default data/skills/example.json")),
+    mut_arg(
+        "treatment",
+        help(
+            "A treatment, NAME[=SKILLS_FILE], repeatable: every unit runs under each (CONTROL alone has no library; \
+         another NAME alone takes --skills). Default: one treatment, --skills"
+        )
+    ),
+    mut_arg(
+        "reuse_baseline",
+        help(
+            "Records of an earlier run under the same frozen contract: its treatments named by --treatment are not \
+         run again, and its records join this run's (docs/cli.md#baseline-reuse)"
+        )
+    ),
+    mut_arg("data", help("Data directory: tasks/, solutions/, skills/, perturbations/, DIGESTS.json")),
+    mut_arg("count", help("Repetitions of every unit")),
+    mut_arg("temperature", help("Sampling temperature of an LLM agent (default 0)"))
+)]
 pub struct Args {
     /// Workers, each with its own browser and fixture sites.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -20,57 +40,11 @@ pub struct Args {
     /// Attempts each worker runs at once, one browser each.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub slots: u32,
-    /// skills, reference (needs OPENAI_API_KEY or OPENAI_BASE_URL) or cmd:<command line>.
-    #[arg(long, default_value = "skills")]
-    pub agent: String,
-    /// The model an LLM agent calls (the reference agent's default: gpt-4o); a frozen contract field.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Repetitions of every unit.
-    #[arg(long, default_value_t = 1)]
-    pub count: u32,
     /// Output folder (records, contract, summary and the store).
     #[arg(long, default_value = "skillshift-local")]
     pub out: PathBuf,
-    /// The step budget of each attempt; a frozen contract field.
-    #[arg(long, default_value_t = 10)]
-    pub max_steps: u32,
-    /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Comma-separated sites.
-    #[arg(long, value_delimiter = ',', default_value = "gitlab,magento,wordpress")]
-    pub sites: Vec<Site>,
-    /// Comma-separated conditions.
-    #[arg(long, value_delimiter = ',', default_value = "src,src-perc,src-exec,tgt,tgt-perc,tgt-exec")]
-    pub conditions: Vec<Condition>,
-    /// JSON shaped like data/calibration_set.json: run only these families.
-    #[arg(long)]
-    pub families: Option<PathBuf>,
-    /// Skill library; `none` for no skills. Default data/skills/example.json.
-    #[arg(long)]
-    pub skills: Option<String>,
-    /// A treatment, NAME[=SKILLS_FILE], repeatable: every unit runs under each (CONTROL alone has no library;
-    /// another NAME alone takes --skills). Default: one treatment, --skills.
-    #[arg(long, value_name = "NAME[=SKILLS_FILE]")]
-    pub treatment: Vec<String>,
-    /// Scoring rules: webarena (WebArena's own), strict (its plain bugs fixed) or webarena-verified
-    /// (WebArena-Verified's evaluators for its tasks, WebArena's for the rest); a frozen contract field.
-    #[arg(long, default_value = "webarena", value_name = "webarena|strict|webarena-verified")]
-    pub evaluator: Mode,
-    /// Sampling temperature of an LLM agent (default 0).
-    #[arg(long)]
-    pub temperature: Option<f64>,
-    /// Stop when the sweep's LLM cost reaches this many USD.
-    #[arg(long)]
-    pub cost_budget: Option<f64>,
-    /// Records of an earlier run under the same frozen contract: its treatments named by --treatment are not
-    /// run again, and its records join this run's (docs/cli.md#baseline-reuse).
-    #[arg(long, value_name = "FILE")]
-    pub reuse_baseline: Option<PathBuf>,
-    /// Data directory: tasks/, solutions/, skills/, perturbations/, DIGESTS.json.
-    #[arg(long, default_value = "data")]
-    pub data: PathBuf,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
     /// A sites file of real instances (written by `bash scripts/real-sites.sh wordpress`): the site-versions it
     /// names run there, the rest on the fixture sites (docs/real-sites.md).
     #[arg(long, value_name = "FILE")]
@@ -91,31 +65,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut telemetry = args.telemetry.config("skillshift-local")?;
     // One line per attempt would bury the progress bars; RUST_LOG still overrides.
     telemetry.default_log_filter = "warn".into();
-    if args.agent == "reference"
+    if args.sweep.agent.agent == "reference"
         && std::env::var_os("OPENAI_API_KEY").is_none()
         && std::env::var_os("OPENAI_BASE_URL").is_none()
     {
         bail!("--agent reference needs OPENAI_API_KEY or OPENAI_BASE_URL");
     }
     skillshift_worker::runloop::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
-    let sweep = SweepSettings {
-        sites: args.sites.clone(),
-        conditions: args.conditions.clone(),
-        families: args.families.clone(),
-        skills: Skills::from_flag(args.skills.as_deref()),
-        treatments: args.treatment.clone(),
-        agent: args.agent.clone(),
-        model: args.model.clone(),
-        temperature: args.temperature,
-        evaluator: args.evaluator,
-        cost_budget_usd: args.cost_budget,
-        reuse_baseline: args.reuse_baseline.clone(),
-        count: args.count,
-        max_steps: args.max_steps,
-        seed: args.seed,
-        simulated: args.simulate.is_some(),
-        ..SweepSettings::full_grid(args.data.clone())
-    };
+    let sweep = args.sweep.settings(args.simulate.is_some())?;
     let settings = LocalSettings {
         sweep,
         workers: args.workers,
@@ -129,6 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_err(anyhow::Error::msg)?,
     };
     let done = local::run(settings)?;
+    if let Some(status) = &done.status {
+        super::print_line(status)?;
+    }
     let failing = done.errors.failing();
     if failing {
         // First, so a sweep that measured (almost) nothing cannot be mistaken for a result.

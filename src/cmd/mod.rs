@@ -5,6 +5,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 
@@ -13,6 +14,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod conn;
 pub mod coordinator;
+pub mod flags;
 pub mod leaderboard;
 pub mod local;
 pub mod report;
@@ -25,12 +27,24 @@ pub mod worker;
 
 pub mod view;
 
-/// Writes to stdout; a closed pipe (`| head`) is not an error.
+/// Set once stdout's reader has gone: every later write is dropped unattempted.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// The one writer of command output: every command prints through it (or [`print_line`], [`out!`]), never
+/// with `print!`, which panics on a closed pipe. A closed pipe (`| head`) is not an error: the output ends
+/// quietly, the rest is dropped and the command's own exit code stands; any other write error is one.
 pub fn write_stdout(s: &str) -> anyhow::Result<ExitCode> {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(s.as_bytes()).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
-        _ => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(e).context("writing to stdout"),
+        Ok(()) => Ok(ExitCode::SUCCESS),
     }
 }
 

@@ -20,7 +20,26 @@ use skillshift_experiment::webarena::WebArenaTask;
 use skillshift_worker::runloop::Event;
 use skillshift_worker::sites::ResetPolicy;
 
+use super::flags::{help, AgentArgs, AttemptArgs};
+
 #[derive(clap::Args)]
+#[command(
+    mut_arg("agent", help("skills, reference or cmd:<command line>")),
+    mut_arg("model", help("Model of the reference agent")),
+    mut_arg(
+        "provider",
+        help(
+            "The LLM provider the reference agent's endpoint must be (e.g. openai); refused when the endpoint of \
+         OPENAI_BASE_URL is another"
+        )
+    ),
+    mut_arg(
+        "temperature",
+        help("Sampling temperature of the reference agent (default 0), as `sweep start --temperature`")
+    ),
+    mut_arg("max_steps", help("The step budget of the attempt")),
+    mut_arg("task_timeout", help("Wall-clock ceiling of the attempt, in seconds"))
+)]
 pub struct Args {
     /// The task uid, e.g. skillshift.gitlab.v1.3 (v1 for src*, v2 for tgt*); with --tasks, a task_id of that file.
     pub uid: String,
@@ -37,21 +56,10 @@ pub struct Args {
     /// src, src-perc, src-exec, tgt, tgt-perc or tgt-exec.
     #[arg(long)]
     pub condition: String,
-    /// skills, reference or cmd:<command line>.
-    #[arg(long, default_value = "skills")]
-    pub agent: String,
-    /// Model of the reference agent.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Sampling temperature of the reference agent (default 0), as `sweep start --temperature`.
-    #[arg(long)]
-    pub temperature: Option<f64>,
-    /// The step budget of the attempt.
-    #[arg(long, default_value_t = 10)]
-    pub max_steps: u32,
-    /// Wall-clock ceiling of the attempt, in seconds.
-    #[arg(long, default_value_t = 600)]
-    pub task_timeout: u64,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub attempt: AttemptArgs,
     /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -122,11 +130,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = RunSettings {
         uid,
         condition,
-        agent: args.agent.clone(),
-        model: args.model.clone(),
-        temperature: args.temperature,
-        max_steps: args.max_steps,
-        task_timeout_s: args.task_timeout,
+        agent: args.agent.agent.clone(),
+        model: args.agent.model.clone(),
+        provider: args.agent.provider.clone(),
+        temperature: args.agent.temperature,
+        max_steps: args.attempt.max_steps(),
+        task_timeout_s: args.attempt.task_timeout,
         seed: args.seed,
         rep: args.rep,
         skills: Skills::from_flag(args.skills.as_deref()),

@@ -1,18 +1,16 @@
 //! `skillshift sweep start|status|watch|list|cancel|resume|export`: sweeps on a
 //! running coordinator (docs/cli.md#sweep). The work is `skillshift_experiment`'s.
 
-use skillshift_common::evaluate::Mode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use skillshift_common::{Condition, Site};
 use skillshift_coordinator::status::SweepState;
 use skillshift_experiment::errors::ErrorSummary;
-use skillshift_experiment::settings::{Skills, SweepSettings};
 use skillshift_experiment::{export, follow, progress, reuse, spec};
 
 use super::conn::Connection;
+use super::flags::SweepArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -69,97 +67,12 @@ pub enum Command {
 
 #[derive(clap::Args)]
 pub struct StartArgs {
-    /// Comma-separated sites.
-    #[arg(long, value_delimiter = ',', default_value = "gitlab,magento,wordpress")]
-    pub sites: Vec<Site>,
-    /// Comma-separated conditions.
-    #[arg(long, value_delimiter = ',', default_value = "src,src-perc,src-exec,tgt,tgt-perc,tgt-exec")]
-    pub conditions: Vec<Condition>,
-    /// JSON shaped like data/calibration_set.json: limits each listed site to its families.
-    #[arg(long)]
-    pub families: Option<PathBuf>,
-    /// A treatment, NAME[=SKILLS_FILE], repeatable: every unit runs under each, interleaved. CONTROL alone has no
-    /// library; another NAME alone takes --skills. Default: one treatment, --skills, named by its `method`.
-    #[arg(long, value_name = "NAME[=SKILLS_FILE]")]
-    pub treatment: Vec<String>,
-    /// Skill library (docs/formats.md#skills); `none` for a treatment without skills. Default data/skills/example.json.
-    #[arg(long)]
-    pub skills: Option<String>,
-    /// Records of an earlier run (per_task.jsonl, contract.json beside it) under the same frozen contract: its
-    /// treatments named by --treatment are not run again (docs/cli.md#baseline-reuse).
-    #[arg(long, value_name = "FILE")]
-    pub reuse_baseline: Option<PathBuf>,
-    /// skills, reference (needs OPENAI_API_KEY or OPENAI_BASE_URL) or cmd:<command line>.
-    #[arg(long, default_value = "skills")]
-    pub agent: String,
-    /// The model an LLM agent calls (the reference agent's default: gpt-4o); a frozen contract field.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// The LLM provider the contract names (e.g. openai); refused when the endpoint of OPENAI_BASE_URL is another.
-    #[arg(long)]
-    pub provider: Option<String>,
-    /// Sampling temperature of an LLM agent (default 0); a frozen contract field.
-    #[arg(long)]
-    pub temperature: Option<f64>,
-    /// Repetitions of every unit (pass@k and pass^k need at least 2).
-    #[arg(long, default_value_t = 1)]
-    pub count: u32,
-    /// The step budget of each attempt; a frozen contract field.
-    #[arg(long, default_value_t = 10)]
-    pub max_steps: u32,
-    /// Wall-clock ceiling of one attempt, in seconds.
-    #[arg(long, default_value_t = 600)]
-    pub task_timeout: u64,
-    /// How often a unit whose attempt errored (measured nothing) runs again.
-    #[arg(long, default_value_t = 2)]
-    pub max_retries: u32,
-    /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Stop when the sweep's LLM cost reaches this many USD.
-    #[arg(long)]
-    pub cost_budget: Option<f64>,
-    /// Perturbation profile (default data/perturbations/default.json when present).
-    #[arg(long)]
-    pub profile: Option<PathBuf>,
-    /// Data directory (tasks/, skills/, DIGESTS.json).
-    #[arg(long, default_value = "data")]
-    pub data: PathBuf,
-    /// Scoring rules: webarena (WebArena's own), strict (its plain bugs fixed) or webarena-verified
-    /// (WebArena-Verified's evaluators for its tasks, WebArena's for the rest); a frozen contract field.
-    #[arg(long, default_value = "webarena", value_name = "webarena|strict|webarena-verified")]
-    pub evaluator: Mode,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
     /// A sweep for `worker --simulate` workers, whose records are made up (load tests, demos): its contract
     /// says `simulated` and only simulated workers take its units; without it only real workers do.
     #[arg(long)]
     pub simulated: bool,
-}
-
-impl StartArgs {
-    pub fn settings(&self) -> SweepSettings {
-        SweepSettings {
-            sites: self.sites.clone(),
-            conditions: self.conditions.clone(),
-            families: self.families.clone(),
-            treatments: self.treatment.clone(),
-            skills: Skills::from_flag(self.skills.as_deref()),
-            agent: self.agent.clone(),
-            model: self.model.clone(),
-            provider: self.provider.clone(),
-            temperature: self.temperature,
-            evaluator: self.evaluator,
-            count: self.count,
-            max_steps: self.max_steps,
-            task_timeout_s: self.task_timeout,
-            max_retries: self.max_retries,
-            seed: self.seed,
-            cost_budget_usd: self.cost_budget,
-            profile: self.profile.clone(),
-            data: self.data.clone(),
-            reuse_baseline: self.reuse_baseline.clone(),
-            simulated: self.simulated,
-        }
-    }
 }
 
 /// Exit code of a finished watch: 0 done, 1 cancelled.
@@ -177,10 +90,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rt.block_on(async move {
         match args.command {
             Command::Start(s) => {
-                let settings = s.settings();
+                let settings = s.sweep.settings(s.simulated)?;
                 spec::check_families_in_sites(&settings)?;
                 let planned = spec::build(&settings)?;
-                let spec = match &s.reuse_baseline {
+                let spec = match &settings.reuse_baseline {
                     Some(path) => {
                         let b = reuse::for_spec(path, &planned)?;
                         eprintln!("{}", b.describe());
@@ -189,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     None => planned,
                 };
                 let id = conn.client().await?.submit(&spec).await?;
-                if let Some(path) = &s.reuse_baseline {
+                if let Some(path) = &settings.reuse_baseline {
                     eprintln!(
                         "export with: skillshift sweep export {id} --out FILE --reuse-baseline {}",
                         path.display()

@@ -9,6 +9,8 @@ use skillshift_common::skills::Step;
 use skillshift_common::task::{load_task_file, task_file_path, Task};
 use skillshift_common::{Condition, Site, Uid, Version};
 
+use super::flags::{help, AttemptArgs};
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The data directory (task files, solutions, skills, digests).
@@ -59,6 +61,10 @@ enum Command {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("max_steps", help("The step budget of each attempt")),
+    mut_arg("task_timeout", |a| a.default_value("120").help("The wall-clock ceiling of each attempt, in seconds")),
+)]
 struct AuditArgs {
     /// Only these sites (default: all three).
     #[arg(long, value_delimiter = ',')]
@@ -80,12 +86,8 @@ struct AuditArgs {
     /// task `nondeterministic`.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
-    /// The step budget of each attempt.
-    #[arg(long, default_value_t = 10)]
-    max_steps: u32,
-    /// The wall-clock ceiling of each attempt, in seconds.
-    #[arg(long, default_value_t = 120)]
-    task_timeout: u64,
+    #[command(flatten)]
+    attempt: AttemptArgs,
     /// The seed the perturbed conditions derive theirs from (a sweep's `--seed`).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -123,8 +125,8 @@ fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
     s.families = a.families;
     s.workers = a.workers;
     s.repeat = a.repeat;
-    s.max_steps = a.max_steps;
-    s.task_timeout_s = a.task_timeout;
+    s.max_steps = a.attempt.max_steps();
+    s.task_timeout_s = a.attempt.task_timeout;
     s.seed = a.seed;
     s.real_sites = a.real_sites;
     let report = audit::run(&s)?;
@@ -174,7 +176,6 @@ fn validate(data: &std::path::Path, sites: Vec<Site>) -> anyhow::Result<ExitCode
 
 /// `tasks validate FILE... [--json]`: exit 0 when every task loads, 1 when some are refused, 2 when a file is unreadable.
 fn validate_files(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
     let (report, errors) = skillshift_common::task::validate::validate_files(files);
     warn_tokenizer(&report);
     let mut text = String::new();
@@ -191,8 +192,7 @@ fn validate_files(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    // A closed pipe (`| head`) is not an error.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    super::write_stdout(&text)?;
     for e in &errors {
         eprintln!("skillshift: error: {e}");
     }
@@ -220,8 +220,6 @@ fn eval_kind(t: &Task) -> String {
 }
 
 fn list(data: &std::path::Path, site: Option<Site>, version: Version) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
     for &s in Site::ALL {
         if site.is_some_and(|x| x != s) {
             continue;
@@ -233,11 +231,7 @@ fn list(data: &std::path::Path, site: Option<Site>, version: Version) -> anyhow:
         }
         for t in load(data, s, version)? {
             let uid = Uid::new(s, version, t.task_id);
-            let line = format!("{uid:<28} tpl {:<3} {:<13} {}", t.intent_template_id, eval_kind(&t), t.intent);
-            // A closed pipe (`| head`) is not an error: stop quietly.
-            if writeln!(out, "{line}").is_err() {
-                return Ok(ExitCode::SUCCESS);
-            }
+            super::out!("{uid:<28} tpl {:<3} {:<13} {}", t.intent_template_id, eval_kind(&t), t.intent);
         }
     }
     Ok(ExitCode::SUCCESS)
