@@ -11,7 +11,7 @@
 //! * [`store`]: sled behind one module; group commit.
 //! * [`server`]: starts the coordinator, runs the driver loop (group commit,
 //!   then effects) and shuts down in order; every task it starts belongs to a
-//!   `skillshift_tasks::TaskCenter`.
+//!   `skillshift_taskcenter::TaskCenter`.
 //! * [`service`]: the gRPC services (Worker, Control) and the token check.
 //! * [`service_error`]: the one error of every gRPC service and its mapping to `tonic::Status`.
 //! * [`wire`]: sweep specs, statuses and worker lists to and from the wire.

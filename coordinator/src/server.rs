@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use skillshift_proto::v1::{control_server::ControlServer, worker_server::WorkerServer};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinHandle;

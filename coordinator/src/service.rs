@@ -23,7 +23,7 @@ use futures::Stream;
 use prost::Message;
 use skillshift_proto::convert::{self, AttemptKey, WireError};
 use skillshift_proto::v1::{self, control_server::Control, worker_server::Worker};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};

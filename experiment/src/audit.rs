@@ -25,7 +25,7 @@ use skillshift_common::skills::{Skill, SkillLibrary, Step, SKILLS_SCHEMA};
 use skillshift_common::task::{load_task_file, task_file_path, task_file_path_on, Task};
 use skillshift_common::trajectory::EvaluatorEvidence;
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Uid, Version};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use skillshift_worker::sites::ResetPolicy;
 
 use crate::workers::{self, Runs, SiteChoice, WorkerPlan};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use skillshift_analysis::report::{self, Report};
 use skillshift_coordinator::server::{self, Config};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use skillshift_telemetry::TelemetryConfig;
 use skillshift_worker::remote::{self, RemoteConfig};
 use skillshift_worker::sites::ResetPolicy;

@@ -1,7 +1,7 @@
 //! Process signals: the first Ctrl-C or SIGTERM cancels the returned token
 //! (an orderly shutdown: stop leasing, drain, flush); a second exits at once.
 
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use tokio_util::sync::CancellationToken;
 
 /// A root token cancelled by the first Ctrl-C or SIGTERM; a second one exits with 130.

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use skillshift_common::{Site, Version};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 
 use crate::env_ctrl::{self, Control};
 use crate::App;

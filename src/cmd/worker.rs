@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use skillshift_experiment::workers::{self, Runs, SiteChoice, WorkerPlan};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use skillshift_worker::remote::{self, RemoteConfig};
 use skillshift_worker::sites::ResetPolicy;
 

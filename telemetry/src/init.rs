@@ -69,7 +69,7 @@ impl Guard {
         };
         // The SDK's shutdown blocks its caller while the export runs on this
         // runtime, so it goes to a blocking thread.
-        let flush = skillshift_tasks::TaskCenter::new("telemetry")
+        let flush = skillshift_taskcenter::TaskCenter::new("telemetry")
             .spawn_blocking("flush-spans", move || provider.shutdown_with_timeout(deadline));
         match tokio::time::timeout(deadline + Duration::from_millis(250), flush).await {
             Ok(Ok(Ok(()))) => Ok(()),

@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = axum::Router::new().route("/", get(move || async move { Html(html) }));
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", l.local_addr()?);
-    let tasks = skillshift_tasks::TaskCenter::new("bench-capture");
+    let tasks = skillshift_taskcenter::TaskCenter::new("bench-capture");
     tasks.spawn("page-server", |token| async move {
         axum::serve(l, app).with_graceful_shutdown(token.cancelled_owned()).await
     });

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::axtree::{AxTree, Observer};

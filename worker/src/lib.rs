@@ -23,7 +23,7 @@
 //! * [`llm_permit`]: the worker's side of the cluster's LLM budget, a permit per LLM call.
 //! * [`remote`]: the coordinator client loop, its wire edge, the outbox and the simulated executor.
 //!
-//! Every task this crate spawns belongs to a `skillshift_tasks::TaskCenter`.
+//! Every task this crate spawns belongs to a `skillshift_taskcenter::TaskCenter`.
 
 pub mod action;
 pub mod actions;

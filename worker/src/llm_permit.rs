@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use skillshift_proto::channel::{self, BearerAuth, ClientTls, ConnectError};
 use skillshift_proto::v1::{self, llm_budget_client::LlmBudgetClient};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use skillshift_common::record::Record;
 use skillshift_common::trajectory::{self, Trajectory};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use tokio::sync::broadcast;
 
 use crate::export::is_digest;

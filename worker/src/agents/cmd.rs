@@ -18,7 +18,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::json;
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 

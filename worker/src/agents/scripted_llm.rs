@@ -35,7 +35,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 
 /// The `model` every scripted reply names, so no record can mistake it for a real model.
 pub const SCRIPTED_MODEL: &str = "scripted-test-llm";

@@ -127,7 +127,7 @@ pub struct Connection {
     out: mpsc::Sender<Value>,
     shared: Arc<Shared>,
     transport: &'static str,
-    tasks: skillshift_tasks::TaskCenter,
+    tasks: skillshift_taskcenter::TaskCenter,
 }
 
 impl Drop for Connection {
@@ -218,7 +218,7 @@ impl Connection {
     }
 
     #[allow(clippy::type_complexity)]
-    fn parts() -> (Arc<Shared>, mpsc::Sender<Value>, mpsc::Receiver<Value>, skillshift_tasks::TaskCenter) {
+    fn parts() -> (Arc<Shared>, mpsc::Sender<Value>, mpsc::Receiver<Value>, skillshift_taskcenter::TaskCenter) {
         let (out, rx) = mpsc::channel::<Value>(OUTBOX);
         let shared = Arc::new(Shared {
             next: AtomicU64::new(1),
@@ -231,7 +231,7 @@ impl Connection {
             net_calls: Mutex::new(HashMap::new()),
             tabs: Mutex::new(TabState::default()),
         });
-        (shared, out, rx, skillshift_tasks::TaskCenter::new("devtools"))
+        (shared, out, rx, skillshift_taskcenter::TaskCenter::new("devtools"))
     }
 
     /// The dialogs answered since the last call (oldest first), and how many more were answered but not

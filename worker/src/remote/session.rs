@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use skillshift_common::blob::{Blob, Limits, MAX_BLOB_BYTES};
 use skillshift_common::{Outcome, Record, Site, Version};
 use skillshift_proto::convert::AttemptKey;
-use skillshift_tasks::TaskCenter;
+use skillshift_taskcenter::TaskCenter;
 use skillshift_telemetry::metrics::WorkerMetrics;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
