@@ -19,6 +19,7 @@
 //!   `NetworkEventEvaluator` `network_check`.
 //! * `unexplained` when none of these applies.
 
+use crate::perturbation::AppliedPerturbation;
 use crate::record::Outcome;
 use crate::trajectory::{Step, Trajectory};
 
@@ -34,11 +35,6 @@ pub const PERTURBATION: &str = "perturbation";
 pub const SITE: &str = "site";
 pub const WORKER_LOST: &str = "worker_lost";
 pub const UNEXPLAINED: &str = "unexplained";
-
-/// The words a trajectory step uses for the perturbations that can block an agent.
-pub const MODAL: &str = "modal";
-/// Prefix of a swallowed click: `swallowed click: <element>`.
-pub const SWALLOWED: &str = "swallowed click: ";
 
 /// The category of an attempt that ended with `outcome` (and, for `error`,
 /// the reason `error`), given what its trajectory shows; `None` on success.
@@ -72,17 +68,18 @@ pub fn categorize(outcome: Outcome, error: Option<&str>, trajectory: Option<&Tra
 
 /// The modal was on the last page the agent saw, or a swallowed click was never retried.
 fn blocked_by_perturbation(steps: &[Step]) -> bool {
-    if steps.last().is_some_and(|s| s.perturbations.iter().any(|p| p == MODAL)) {
+    if steps.last().is_some_and(|s| s.applied_perturbations().any(|p| p == AppliedPerturbation::Modal)) {
         return true;
     }
     // A click swallowed at step i shows on the page of step i + 1; retried if the same action comes later.
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        for p in step.perturbations.iter().filter_map(|p| p.strip_prefix(SWALLOWED)) {
-            if seen.contains(&p) {
+        for p in step.applied_perturbations() {
+            let AppliedPerturbation::SwallowedClick { element } = p else { continue };
+            if seen.contains(&element) {
                 continue;
             }
-            seen.push(p);
+            seen.push(element);
             let Some(swallowed) = i.checked_sub(1).and_then(|j| steps[j].action.as_deref()) else { continue };
             if !steps[i..].iter().any(|s| s.action.as_deref() == Some(swallowed)) {
                 return true;
@@ -245,11 +242,11 @@ mod tests {
     #[test]
     fn a_modal_on_the_last_page_is_a_perturbation() {
         let mut last = step(2, Some("stop [x]"));
-        last.perturbations = vec![MODAL.into()];
+        last.perturbations = vec![AppliedPerturbation::Modal.to_string()];
         let t = trajectory(vec![step(1, Some("click [3]")), last], Some("url_match"));
         assert_eq!(failure(&t).as_deref(), Some(PERTURBATION));
         let mut first = step(1, Some("click [7]"));
-        first.perturbations = vec![MODAL.into()];
+        first.perturbations = vec![AppliedPerturbation::Modal.to_string()];
         let t = trajectory(vec![first, step(2, Some("stop [x]"))], Some("url_match"));
         assert_eq!(failure(&t).as_deref(), Some(WRONG_URL), "a modal dismissed before the end did not block");
     }
@@ -258,7 +255,7 @@ mod tests {
     fn a_swallowed_click_not_retried_is_a_perturbation_and_a_retried_one_is_not() {
         let swallowed = |n| {
             let mut s = step(n, Some("stop [x]"));
-            s.perturbations = vec![format!("{SWALLOWED}button Save")];
+            s.perturbations = vec![AppliedPerturbation::SwallowedClick { element: "button Save".into() }.to_string()];
             s
         };
         let t = trajectory(vec![step(1, Some("click [5]")), swallowed(2)], Some("program_html"));

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::attempt::AttemptSpec;
 use crate::ids::{Condition, Uid};
+use crate::perturbation::AppliedPerturbation;
 use crate::record::Outcome;
 
 /// The `schema` value of every trajectory file.
@@ -128,7 +129,8 @@ pub struct Step {
     pub action: Option<String>,
     pub skill: Option<SkillCall>,
     pub last_action_error: Option<String>,
-    /// The perturbations active on this page, in words (`modal`, `relabel: 'Issues' -> 'Tickets'`).
+    /// The perturbations active on this page, as their phrases (`modal`, `relabel: 'Issues' -> 'Tickets'`):
+    /// written and read through [`AppliedPerturbation`] ([`Step::applied_perturbations`]).
     #[serde(default)]
     pub perturbations: Vec<String>,
     pub llm: Option<LlmCall>,
@@ -144,6 +146,13 @@ pub struct Step {
     /// none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dialogs: Vec<DialogNote>,
+}
+
+impl Step {
+    /// The perturbations active on this step's page, read from their phrases.
+    pub fn applied_perturbations(&self) -> impl Iterator<Item = AppliedPerturbation> + '_ {
+        self.perturbations.iter().map(|p| AppliedPerturbation::parse(p))
+    }
 }
 
 /// A JavaScript dialog a page opened during a step.
