@@ -13,6 +13,7 @@ use crate::attempt::AttemptSpec;
 use crate::ids::{Condition, Uid};
 use crate::perturbation::AppliedPerturbation;
 use crate::record::Outcome;
+use crate::score::{EvaluatorKind, ScoreVerdict};
 
 /// The `schema` value of every trajectory file.
 pub const SCHEMA: &str = "skillshift.trajectory/1";
@@ -179,9 +180,8 @@ pub struct ReportedSkill {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluatorEvidence {
     #[serde(rename = "type")]
-    pub kind: String,
-    /// `pass`, `fail` or `invalid`.
-    pub verdict: String,
+    pub kind: EvaluatorKind,
+    pub verdict: ScoreVerdict,
     pub expected: String,
     pub got: String,
 }
@@ -189,8 +189,7 @@ pub struct EvaluatorEvidence {
 /// The scorer's evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreEvidence {
-    /// `pass`, `fail` or `invalid`.
-    pub verdict: String,
+    pub verdict: ScoreVerdict,
     pub evaluators: Vec<EvaluatorEvidence>,
 }
 
@@ -514,10 +513,10 @@ mod tests {
                 dialogs: Vec::new(),
             }],
             score: Some(ScoreEvidence {
-                verdict: "fail".into(),
+                verdict: ScoreVerdict::Fail,
                 evaluators: vec![EvaluatorEvidence {
-                    kind: "url_match".into(),
-                    verdict: "fail".into(),
+                    kind: EvaluatorKind::UrlMatch,
+                    verdict: ScoreVerdict::Fail,
                     expected: "a".into(),
                     got: "b".into(),
                 }],

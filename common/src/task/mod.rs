@@ -81,6 +81,16 @@ pub enum EvalType {
     ProgramHtml,
 }
 
+impl From<EvalType> for crate::score::EvaluatorKind {
+    fn from(t: EvalType) -> Self {
+        match t {
+            EvalType::StringMatch => crate::score::EvaluatorKind::StringMatch,
+            EvalType::UrlMatch => crate::score::EvaluatorKind::UrlMatch,
+            EvalType::ProgramHtml => crate::score::EvaluatorKind::ProgramHtml,
+        }
+    }
+}
+
 /// Expected answers for `string_match`; every approach present must pass.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

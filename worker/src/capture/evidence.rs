@@ -4,6 +4,7 @@
 
 use skillshift_common::evaluate::verified::{EvalStatus, VerifiedScored};
 use skillshift_common::evaluate::Scored;
+use skillshift_common::score::{EvaluatorKind, ScoreVerdict};
 use skillshift_common::trajectory::{EvaluatorEvidence, ScoreEvidence};
 
 /// The most characters of one evaluator's `expected` or `got` a trajectory keeps (a page source can be megabytes).
@@ -20,17 +21,14 @@ pub(super) fn clip(s: &str) -> String {
 
 /// WebArena's evaluators' evidence.
 pub(super) fn of_scored(scored: &Scored) -> ScoreEvidence {
-    let kind = |k: &skillshift_common::task::EvalType| {
-        serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-    };
     ScoreEvidence {
-        verdict: scored.verdict.as_str().to_string(),
+        verdict: scored.verdict.word(),
         evaluators: scored
             .evaluators
             .iter()
             .map(|e| EvaluatorEvidence {
-                kind: kind(&e.kind),
-                verdict: e.verdict.as_str().to_string(),
+                kind: e.kind.into(),
+                verdict: e.verdict.word(),
                 expected: clip(&e.expected),
                 got: clip(&e.got),
             })
@@ -51,8 +49,8 @@ pub(super) fn of_verified(scored: &VerifiedScored) -> ScoreEvidence {
                 why => format!("{} ({})", e.actual, why.join("; ")),
             };
             EvaluatorEvidence {
-                kind: e.evaluator.to_string(),
-                verdict: e.status.verdict().as_str().to_string(),
+                kind: EvaluatorKind::parse(e.evaluator),
+                verdict: e.status.verdict().word(),
                 expected: clip(&e.expected.to_string()),
                 got: clip(&got),
             }
@@ -61,22 +59,22 @@ pub(super) fn of_verified(scored: &VerifiedScored) -> ScoreEvidence {
     if let (EvalStatus::Error(why), true) = (&scored.status, evaluators.is_empty()) {
         // Nothing was evaluated (a site without a base URL): the reason is the evidence.
         evaluators.push(EvaluatorEvidence {
-            kind: "scoring".into(),
-            verdict: "invalid".into(),
+            kind: EvaluatorKind::Scoring,
+            verdict: ScoreVerdict::Invalid,
             expected: String::new(),
             got: why.clone(),
         });
     }
-    ScoreEvidence { verdict: scored.verdict().as_str().to_string(), evaluators }
+    ScoreEvidence { verdict: scored.verdict().word(), evaluators }
 }
 
 /// The scorer stopped before deciding: its reason is the evidence.
 pub(super) fn stopped(reason: &str) -> ScoreEvidence {
     ScoreEvidence {
-        verdict: "fail".into(),
+        verdict: ScoreVerdict::Fail,
         evaluators: vec![EvaluatorEvidence {
-            kind: "scoring".into(),
-            verdict: "fail".into(),
+            kind: EvaluatorKind::Scoring,
+            verdict: ScoreVerdict::Fail,
             expected: String::new(),
             got: reason.to_string(),
         }],
