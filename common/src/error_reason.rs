@@ -52,7 +52,7 @@ impl ErrorReason {
     ];
 
     /// The text records and the wire carry.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ErrorReason::TaskTimeout => "task_timeout",
             ErrorReason::Cancelled => "cancelled",

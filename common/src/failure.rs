@@ -19,70 +19,145 @@
 //!   `NetworkEventEvaluator` `network_check`.
 //! * `unexplained` when none of these applies.
 
+use serde::{Deserialize, Serialize};
+
+use crate::error_reason::ErrorReason;
+use crate::perturbation::AppliedPerturbation;
 use crate::record::Outcome;
+use crate::score::{EvaluatorKind, ScoreVerdict};
 use crate::trajectory::{Step, Trajectory};
 
-pub const WRONG_ANSWER: &str = "wrong_answer";
-pub const WRONG_URL: &str = "wrong_url";
-pub const PAGE_CHECK: &str = "page_check";
-/// WebArena-Verified's `NetworkEventEvaluator` did not find the request it expects in the attempt's trace.
-pub const NETWORK_CHECK: &str = "network_check";
-pub const SKILL_FAILURE: &str = "skill_failure";
-pub const STEP_BUDGET: &str = "step_budget";
-pub const AGENT_STOPPED_EARLY: &str = "agent_stopped_early";
-pub const PERTURBATION: &str = "perturbation";
-pub const SITE: &str = "site";
-pub const WORKER_LOST: &str = "worker_lost";
-pub const UNEXPLAINED: &str = "unexplained";
+/// A category derived from what a `failure` or `timeout` attempt did, or `site` for an `error` attempt
+/// the site caused; the other `error` attempts' category is their [`ErrorReason`]'s text. The serde
+/// names are the record's `failure_category` texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureCategory {
+    WrongAnswer,
+    WrongUrl,
+    PageCheck,
+    /// WebArena-Verified's `NetworkEventEvaluator` did not find the request it expects in the attempt's trace.
+    NetworkCheck,
+    SkillFailure,
+    StepBudget,
+    AgentStoppedEarly,
+    Perturbation,
+    Site,
+    Unexplained,
+}
 
-/// The words a trajectory step uses for the perturbations that can block an agent.
-pub const MODAL: &str = "modal";
-/// Prefix of a swallowed click: `swallowed click: <element>`.
-pub const SWALLOWED: &str = "swallowed click: ";
+impl FailureCategory {
+    pub const ALL: [FailureCategory; 10] = [
+        FailureCategory::WrongAnswer,
+        FailureCategory::WrongUrl,
+        FailureCategory::PageCheck,
+        FailureCategory::NetworkCheck,
+        FailureCategory::SkillFailure,
+        FailureCategory::StepBudget,
+        FailureCategory::AgentStoppedEarly,
+        FailureCategory::Perturbation,
+        FailureCategory::Site,
+        FailureCategory::Unexplained,
+    ];
+
+    /// The text a record's `failure_category` carries.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FailureCategory::WrongAnswer => "wrong_answer",
+            FailureCategory::WrongUrl => "wrong_url",
+            FailureCategory::PageCheck => "page_check",
+            FailureCategory::NetworkCheck => "network_check",
+            FailureCategory::SkillFailure => "skill_failure",
+            FailureCategory::StepBudget => "step_budget",
+            FailureCategory::AgentStoppedEarly => "agent_stopped_early",
+            FailureCategory::Perturbation => "perturbation",
+            FailureCategory::Site => "site",
+            FailureCategory::Unexplained => "unexplained",
+        }
+    }
+
+    /// The category a text names, `None` for any other text (an error reason, say).
+    pub fn parse(text: &str) -> Option<FailureCategory> {
+        FailureCategory::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+
+    /// The category of a scored failure whose first failing evaluator is of `kind`.
+    pub fn of_evaluator(kind: &EvaluatorKind) -> FailureCategory {
+        match kind {
+            EvaluatorKind::StringMatch | EvaluatorKind::AgentResponse => FailureCategory::WrongAnswer,
+            EvaluatorKind::UrlMatch => FailureCategory::WrongUrl,
+            EvaluatorKind::ProgramHtml => FailureCategory::PageCheck,
+            EvaluatorKind::NetworkEvent => FailureCategory::NetworkCheck,
+            EvaluatorKind::Scoring | EvaluatorKind::Other(_) => FailureCategory::Unexplained,
+        }
+    }
+}
+
+impl std::fmt::Display for FailureCategory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+pub const WRONG_ANSWER: &str = FailureCategory::WrongAnswer.as_str();
+pub const WRONG_URL: &str = FailureCategory::WrongUrl.as_str();
+pub const PAGE_CHECK: &str = FailureCategory::PageCheck.as_str();
+pub const NETWORK_CHECK: &str = FailureCategory::NetworkCheck.as_str();
+pub const SKILL_FAILURE: &str = FailureCategory::SkillFailure.as_str();
+pub const STEP_BUDGET: &str = FailureCategory::StepBudget.as_str();
+pub const AGENT_STOPPED_EARLY: &str = FailureCategory::AgentStoppedEarly.as_str();
+pub const PERTURBATION: &str = FailureCategory::Perturbation.as_str();
+pub const SITE: &str = FailureCategory::Site.as_str();
+pub const WORKER_LOST: &str = ErrorReason::WorkerLost.as_str();
+pub const UNEXPLAINED: &str = FailureCategory::Unexplained.as_str();
 
 /// The category of an attempt that ended with `outcome` (and, for `error`,
 /// the reason `error`), given what its trajectory shows; `None` on success.
 pub fn categorize(outcome: Outcome, error: Option<&str>, trajectory: Option<&Trajectory>) -> Option<String> {
-    let category = match outcome {
-        Outcome::Success => return None,
-        Outcome::Error => match error.unwrap_or("error") {
-            "site" | "site_reset" | "site_login" => SITE,
-            other => other,
-        },
-        Outcome::Failure | Outcome::Timeout => {
-            let steps = trajectory.map_or(&[][..], |t| t.steps.as_slice());
-            if blocked_by_perturbation(steps) {
-                PERTURBATION
-            } else if steps
-                .iter()
-                .any(|s| s.skill.as_ref().is_some_and(|k| !k.ok) || s.reported_skills.iter().any(|k| !k.ok))
-            {
-                SKILL_FAILURE
-            } else if outcome == Outcome::Timeout {
-                STEP_BUDGET
-            } else if stopped_after_a_failure(steps) {
-                AGENT_STOPPED_EARLY
-            } else {
-                trajectory.and_then(failing_evaluator).unwrap_or(UNEXPLAINED)
-            }
+    match outcome {
+        Outcome::Success => None,
+        Outcome::Error => {
+            let reason = error.unwrap_or("error");
+            Some(match ErrorReason::parse(reason) {
+                Some(ErrorReason::Site | ErrorReason::SiteReset | ErrorReason::SiteLogin) => SITE.to_string(),
+                _ => reason.to_string(),
+            })
         }
-    };
-    Some(category.to_string())
+        Outcome::Failure | Outcome::Timeout => Some(categorize_scored(outcome, trajectory).as_str().to_string()),
+    }
+}
+
+/// The category of a `failure` or `timeout` attempt (`timeout` when `outcome` says so), given what its
+/// trajectory shows.
+pub fn categorize_scored(outcome: Outcome, trajectory: Option<&Trajectory>) -> FailureCategory {
+    let steps = trajectory.map_or(&[][..], |t| t.steps.as_slice());
+    if blocked_by_perturbation(steps) {
+        FailureCategory::Perturbation
+    } else if steps.iter().any(|s| s.skill.as_ref().is_some_and(|k| !k.ok) || s.reported_skills.iter().any(|k| !k.ok)) {
+        FailureCategory::SkillFailure
+    } else if outcome == Outcome::Timeout {
+        FailureCategory::StepBudget
+    } else if stopped_after_a_failure(steps) {
+        FailureCategory::AgentStoppedEarly
+    } else {
+        trajectory.and_then(failing_evaluator).unwrap_or(FailureCategory::Unexplained)
+    }
 }
 
 /// The modal was on the last page the agent saw, or a swallowed click was never retried.
 fn blocked_by_perturbation(steps: &[Step]) -> bool {
-    if steps.last().is_some_and(|s| s.perturbations.iter().any(|p| p == MODAL)) {
+    if steps.last().is_some_and(|s| s.applied_perturbations().any(|p| p == AppliedPerturbation::Modal)) {
         return true;
     }
     // A click swallowed at step i shows on the page of step i + 1; retried if the same action comes later.
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        for p in step.perturbations.iter().filter_map(|p| p.strip_prefix(SWALLOWED)) {
-            if seen.contains(&p) {
+        for p in step.applied_perturbations() {
+            let AppliedPerturbation::SwallowedClick { element } = p else { continue };
+            if seen.contains(&element) {
                 continue;
             }
-            seen.push(p);
+            seen.push(element);
             let Some(swallowed) = i.checked_sub(1).and_then(|j| steps[j].action.as_deref()) else { continue };
             if !steps[i..].iter().any(|s| s.action.as_deref() == Some(swallowed)) {
                 return true;
@@ -99,15 +174,9 @@ fn stopped_after_a_failure(steps: &[Step]) -> bool {
     stopped && last.last_action_error.is_some()
 }
 
-fn failing_evaluator(t: &Trajectory) -> Option<&'static str> {
+fn failing_evaluator(t: &Trajectory) -> Option<FailureCategory> {
     let score = t.score.as_ref()?;
-    score.evaluators.iter().find(|e| e.verdict != "pass").map(|e| match e.kind.as_str() {
-        "string_match" | "AgentResponseEvaluator" => WRONG_ANSWER,
-        "url_match" => WRONG_URL,
-        "program_html" => PAGE_CHECK,
-        "NetworkEventEvaluator" => NETWORK_CHECK,
-        _ => UNEXPLAINED,
-    })
+    score.evaluators.iter().find(|e| e.verdict != ScoreVerdict::Pass).map(|e| FailureCategory::of_evaluator(&e.kind))
 }
 
 #[cfg(test)]
@@ -141,13 +210,13 @@ mod tests {
         let mut t = Trajectory::for_attempt(&spec, "do it", "http://x/", "skills");
         t.steps = steps;
         t.score = Some(ScoreEvidence {
-            verdict: if failing.is_some() { "fail" } else { "pass" }.into(),
+            verdict: if failing.is_some() { ScoreVerdict::Fail } else { ScoreVerdict::Pass },
             evaluators: ["url_match", "string_match", "program_html"]
                 .into_iter()
                 .chain(failing.filter(|k| !["url_match", "string_match", "program_html"].contains(k)))
                 .map(|k| EvaluatorEvidence {
-                    kind: k.to_string(),
-                    verdict: if Some(k) == failing { "fail" } else { "pass" }.into(),
+                    kind: k.into(),
+                    verdict: if Some(k) == failing { ScoreVerdict::Fail } else { ScoreVerdict::Pass },
                     expected: "e".into(),
                     got: "g".into(),
                 })
@@ -225,11 +294,11 @@ mod tests {
     #[test]
     fn a_modal_on_the_last_page_is_a_perturbation() {
         let mut last = step(2, Some("stop [x]"));
-        last.perturbations = vec![MODAL.into()];
+        last.perturbations = vec![AppliedPerturbation::Modal.to_string()];
         let t = trajectory(vec![step(1, Some("click [3]")), last], Some("url_match"));
         assert_eq!(failure(&t).as_deref(), Some(PERTURBATION));
         let mut first = step(1, Some("click [7]"));
-        first.perturbations = vec![MODAL.into()];
+        first.perturbations = vec![AppliedPerturbation::Modal.to_string()];
         let t = trajectory(vec![first, step(2, Some("stop [x]"))], Some("url_match"));
         assert_eq!(failure(&t).as_deref(), Some(WRONG_URL), "a modal dismissed before the end did not block");
     }
@@ -238,7 +307,7 @@ mod tests {
     fn a_swallowed_click_not_retried_is_a_perturbation_and_a_retried_one_is_not() {
         let swallowed = |n| {
             let mut s = step(n, Some("stop [x]"));
-            s.perturbations = vec![format!("{SWALLOWED}button Save")];
+            s.perturbations = vec![AppliedPerturbation::SwallowedClick { element: "button Save".into() }.to_string()];
             s
         };
         let t = trajectory(vec![step(1, Some("click [5]")), swallowed(2)], Some("program_html"));

@@ -15,6 +15,9 @@
 //! * [`bounded`]: reading whole files and lines with a stated bound on their size.
 //! * [`har`]: an attempt's network trace as a HAR 1.2 document (the trajectory's `network` part).
 //! * [`trajectory`]: an attempt's steps and the scorer's evidence (docs/formats.md#trajectories).
+//! * [`perturbation`]: the perturbations on a page the agent saw, and the phrase a trajectory step
+//!   carries for each.
+//! * [`score`]: the scorer's words as the evidence carries them: a verdict and an evaluator's kind.
 //! * [`failure`]: a non-success attempt's failure category, from its outcome and trajectory.
 //! * [`blob`]: a trajectory with its screenshots, compressed, as the outbox, the wire and exports carry it.
 //!
@@ -27,7 +30,9 @@ pub mod evaluate;
 pub mod har;
 pub mod html;
 pub mod ids;
+pub mod perturbation;
 pub mod record;
+pub mod score;
 pub mod skills;
 pub mod task;
 pub mod text;

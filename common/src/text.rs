@@ -2,6 +2,7 @@
 //! but a value from a file or a flag can be a megabyte long or hold line
 //! breaks; [`clip`] keeps the start of it on one line and says how much was
 //! cut, so every error stays one short line (docs/formats.md#record-validation).
+//! [`py_isspace`] is Python's idea of a space, which WebArena's code strips and splits on.
 
 use std::borrow::Cow;
 
@@ -62,6 +63,12 @@ pub fn json_error(e: &serde_json::Error) -> String {
     } else {
         message.into_owned()
     }
+}
+
+/// Python's `str.isspace` for one character (Rust's `White_Space` plus the
+/// information separators U+001C..U+001F, which Python counts as space).
+pub fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::attempt::AttemptSpec;
 use crate::ids::{Condition, Uid};
+use crate::perturbation::AppliedPerturbation;
 use crate::record::Outcome;
+use crate::score::{EvaluatorKind, ScoreVerdict};
 
 /// The `schema` value of every trajectory file.
 pub const SCHEMA: &str = "skillshift.trajectory/1";
@@ -128,7 +130,8 @@ pub struct Step {
     pub action: Option<String>,
     pub skill: Option<SkillCall>,
     pub last_action_error: Option<String>,
-    /// The perturbations active on this page, in words (`modal`, `relabel: 'Issues' -> 'Tickets'`).
+    /// The perturbations active on this page, as their phrases (`modal`, `relabel: 'Issues' -> 'Tickets'`):
+    /// written and read through [`AppliedPerturbation`] ([`Step::applied_perturbations`]).
     #[serde(default)]
     pub perturbations: Vec<String>,
     pub llm: Option<LlmCall>,
@@ -144,6 +147,13 @@ pub struct Step {
     /// none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dialogs: Vec<DialogNote>,
+}
+
+impl Step {
+    /// The perturbations active on this step's page, read from their phrases.
+    pub fn applied_perturbations(&self) -> impl Iterator<Item = AppliedPerturbation> + '_ {
+        self.perturbations.iter().map(|p| AppliedPerturbation::parse(p))
+    }
 }
 
 /// A JavaScript dialog a page opened during a step.
@@ -170,9 +180,8 @@ pub struct ReportedSkill {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluatorEvidence {
     #[serde(rename = "type")]
-    pub kind: String,
-    /// `pass`, `fail` or `invalid`.
-    pub verdict: String,
+    pub kind: EvaluatorKind,
+    pub verdict: ScoreVerdict,
     pub expected: String,
     pub got: String,
 }
@@ -180,8 +189,7 @@ pub struct EvaluatorEvidence {
 /// The scorer's evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreEvidence {
-    /// `pass`, `fail` or `invalid`.
-    pub verdict: String,
+    pub verdict: ScoreVerdict,
     pub evaluators: Vec<EvaluatorEvidence>,
 }
 
@@ -505,10 +513,10 @@ mod tests {
                 dialogs: Vec::new(),
             }],
             score: Some(ScoreEvidence {
-                verdict: "fail".into(),
+                verdict: ScoreVerdict::Fail,
                 evaluators: vec![EvaluatorEvidence {
-                    kind: "url_match".into(),
-                    verdict: "fail".into(),
+                    kind: EvaluatorKind::UrlMatch,
+                    verdict: ScoreVerdict::Fail,
                     expected: "a".into(),
                     got: "b".into(),
                 }],

@@ -403,7 +403,7 @@ fn verdict(record: &Record, blob: Option<&Blob>) -> RunVerdict {
     let verdict = match record.outcome {
         Some(Outcome::Error) => "error".to_string(),
         Some(Outcome::Success) => "pass".to_string(),
-        _ => score.map(|s| s.verdict.clone()).unwrap_or_else(|| "fail".to_string()),
+        _ => score.map(|s| s.verdict.to_string()).unwrap_or_else(|| "fail".to_string()),
     };
     RunVerdict { verdict, evaluators }
 }

@@ -4,6 +4,8 @@
 // the seed and a key naming what is chosen, so the same attempt meets the same
 // page. State that must survive navigations (a dismissed modal, a click already
 // swallowed, the agent's step) lives in sessionStorage, which each attempt starts empty in a fresh tab.
+// What was applied to the current document is reported in `applied`, one object per change
+// ({kind: "relabel", from, to}, {kind: "reorder", menus}, ...), read by perturb.rs.
 (() => {
   "use strict";
   const CFG = __SKILLSHIFT_CFG__;
@@ -59,7 +61,6 @@
   function relabel(root) {
     const r = CFG.perception.relabel;
     if (!r || !(r.share > 0)) return;
-    let changed = 0;
     for (const el of root.querySelectorAll(INTERACTIVE)) {
       if (ours(el)) continue;
       const name = norm(el.getAttribute("aria-label") || el.textContent || el.value);
@@ -72,9 +73,9 @@
         const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
         for (let n = walker.nextNode(); n; n = walker.nextNode()) n.nodeValue = relabelText(n.nodeValue, name);
       }
-      changed++;
+      const renamed = norm(el.getAttribute("aria-label") || el.textContent || el.value);
+      if (renamed !== name) api.applied.push({ kind: "relabel", from: name, to: renamed });
     }
-    api.applied.push("relabel:" + changed);
   }
   function distractors() {
     const d = CFG.perception.distractors;
@@ -121,7 +122,7 @@
       frag.appendChild(box);
     }
     document.body.insertBefore(frag, document.body.firstChild);
-    api.applied.push("distractors");
+    api.applied.push({ kind: "distractors" });
   }
   function reorderNav() {
     const o = CFG.perception.reorder_nav;
@@ -142,7 +143,7 @@
         n++;
       }
     });
-    api.applied.push("reorder:" + n);
+    api.applied.push({ kind: "reorder", menus: n });
   }
 
   // ---- execution -----------------------------------------------------------
@@ -175,7 +176,7 @@
     dlg.append(h, p, b);
     overlay.appendChild(dlg);
     document.body.appendChild(overlay);
-    api.applied.push("modal");
+    api.applied.push({ kind: "modal" });
   }
   function swallowClicks() {
     const s = CFG.execution.swallow_clicks;
@@ -188,7 +189,7 @@
       store.set("swallowed|" + key, "1");
       e.preventDefault();
       e.stopImmediatePropagation();
-      api.applied.push("swallowed:" + key);
+      api.applied.push({ kind: "swallowed", element: key });
     }, true);
   }
   // Late rendering counts agent steps, not milliseconds, so a slow machine meets the same page:
@@ -212,7 +213,7 @@
       late.push({ el, before: el.style.visibility, at, shown: false });
       el.style.visibility = "hidden";
     }
-    api.applied.push("late:" + late.length);
+    api.applied.push({ kind: "late", elements: late.length });
   }
 
   api.setStep = (n) => {

@@ -8,6 +8,8 @@
 //! `perturb.js` with `Page.addScriptToEvaluateOnNewDocument`, so it runs before
 //! every document the attempt loads, for the agent and the skills alike.
 //! `docs/conditions.md` documents each perturbation and shows what an agent sees.
+//! [`shown`] reads what the script reports it applied into the
+//! [`AppliedPerturbation`]s a trajectory step carries.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use skillshift_common::ids::{Family, Shift};
+use skillshift_common::perturbation::AppliedPerturbation;
 use skillshift_common::Condition;
 
 use crate::browser::{BrowserError, Session};
@@ -252,6 +255,44 @@ impl Perturbation {
     }
 }
 
+/// One change the page script reports it applied to the current document (`window.__skillshift.applied`).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Reported {
+    Relabel { from: String, to: String },
+    Reorder { menus: u32 },
+    Late { elements: u32 },
+    Distractors,
+    Modal,
+    Swallowed { element: String },
+}
+
+/// The perturbations on the observed page, from what the page script reports it applied (`applied`,
+/// as [`Perturbation::set_step`] returns it), each once, in the order first applied: no late render
+/// that hid nothing, and the modal only while the interstitial titled `modal_title` is in
+/// `observation`. An item the script did not write in a known shape is left out.
+pub fn shown(applied: &Value, observation: &str, modal_title: Option<&str>) -> Vec<AppliedPerturbation> {
+    let Some(items) = applied.as_array() else { return Vec::new() };
+    let mut out = Vec::new();
+    for item in items {
+        let Ok(reported) = Reported::deserialize(item) else { continue };
+        let p = match reported {
+            Reported::Relabel { from, to } => AppliedPerturbation::Relabel { from, to },
+            Reported::Reorder { menus } => AppliedPerturbation::Reorder { menus },
+            Reported::Late { elements } if elements > 0 => AppliedPerturbation::LateRender { elements },
+            Reported::Late { .. } => continue,
+            Reported::Distractors => AppliedPerturbation::Distractors,
+            Reported::Modal if modal_title.is_none_or(|t| observation.contains(t)) => AppliedPerturbation::Modal,
+            Reported::Modal => continue,
+            Reported::Swallowed { element } => AppliedPerturbation::SwallowedClick { element },
+        };
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +335,28 @@ mod tests {
         v["perception"]["relabel"]["share"] = json!(1.5);
         let e = Profile::from_value(&v, "p.json").unwrap_err().to_string();
         assert!(e.contains("perception.relabel.share"), "{e}");
+    }
+
+    #[test]
+    fn what_the_script_applied_is_shown_once_and_the_modal_only_while_on_the_page() {
+        let applied = json!([
+            {"kind": "relabel", "from": "Issues", "to": "Tickets"},
+            {"kind": "relabel", "from": "Issues", "to": "Tickets"},
+            {"kind": "modal"},
+            {"kind": "swallowed", "element": "BUTTON|Save"},
+            {"kind": "late", "elements": 0},
+            {"kind": "distractors"},
+            "relabel:3",
+            {"kind": "unknown"}
+        ]);
+        let phrases = |observation, title| -> Vec<String> {
+            shown(&applied, observation, title).iter().map(ToString::to_string).collect()
+        };
+        assert_eq!(
+            phrases("dialog 'Before you continue'", Some("Before you continue")),
+            vec!["relabel: 'Issues' -> 'Tickets'", "modal", "swallowed click: BUTTON|Save", "distractors"]
+        );
+        assert!(!phrases("gone", Some("Before you continue")).contains(&"modal".to_string()));
+        assert!(shown(&Value::Null, "", None).is_empty());
     }
 }

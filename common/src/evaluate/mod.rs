@@ -66,10 +66,15 @@ impl Verdict {
 
     /// `pass`, `fail` or `invalid`.
     pub fn as_str(&self) -> &'static str {
+        self.word().as_str()
+    }
+
+    /// The verdict as a trajectory's evidence records it (without the reason of an invalid one).
+    pub fn word(&self) -> crate::score::ScoreVerdict {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::Invalid(_) => "invalid",
+            Verdict::Pass => crate::score::ScoreVerdict::Pass,
+            Verdict::Fail => crate::score::ScoreVerdict::Fail,
+            Verdict::Invalid(_) => crate::score::ScoreVerdict::Invalid,
         }
     }
 }
@@ -168,8 +173,7 @@ impl Scored {
         self.evaluators
             .iter()
             .map(|e| {
-                let kind =
-                    serde_json::to_value(e.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                let kind = crate::score::EvaluatorKind::from(e.kind);
                 format!("{kind} {}: expected {}, got {:?} ({})", e.verdict.as_str(), e.expected, e.got, e.detail)
             })
             .collect()

@@ -21,8 +21,7 @@ use super::Mode;
 /// The separator of alternatives in `reference_url` and in `program_html` `must_include` items.
 pub const OR: &str = " |OR| ";
 
-/// The one matching rule WebArena knows (`eval.url_note`).
-pub const GOLD_IN_PRED: &str = "GOLD in PRED";
+pub use crate::task::GOLD_IN_PRED;
 
 /// What `urlparse` yields that `url_match` uses.
 #[derive(Debug, Clone, PartialEq, Eq)]

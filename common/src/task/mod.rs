@@ -10,10 +10,13 @@
 //! [`site`] names the sites and their URL placeholders. WebArena-Verified's
 //! tasks (`webarena-verified.json`: `start_urls`, `revision`, `eval` a list
 //! of evaluators) load too, into the same model, their evaluators in
-//! `eval.verified` (`crate::evaluate::verified::config`).
+//! `eval.verified` ([`verified`]). [`check`] classifies a `program_html`
+//! check's URL and locator.
 
+pub mod check;
 pub mod site;
 pub mod validate;
+pub mod verified;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -70,7 +73,7 @@ pub struct Eval {
     pub annotation_note: Option<String>,
     /// A WebArena-Verified task's revision and evaluators (`eval_types` is then empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verified: Option<crate::evaluate::verified::Verified>,
+    pub verified: Option<verified::Verified>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -79,6 +82,16 @@ pub enum EvalType {
     StringMatch,
     UrlMatch,
     ProgramHtml,
+}
+
+impl From<EvalType> for crate::score::EvaluatorKind {
+    fn from(t: EvalType) -> Self {
+        match t {
+            EvalType::StringMatch => crate::score::EvaluatorKind::StringMatch,
+            EvalType::UrlMatch => crate::score::EvaluatorKind::UrlMatch,
+            EvalType::ProgramHtml => crate::score::EvaluatorKind::ProgramHtml,
+        }
+    }
 }
 
 /// Expected answers for `string_match`; every approach present must pass.
@@ -152,6 +165,9 @@ pub struct RequiredContents {
 
 /// The separator of several start URLs.
 pub const AND: &str = " |AND| ";
+
+/// The one matching rule WebArena knows (`eval.url_note`).
+pub const GOLD_IN_PRED: &str = "GOLD in PRED";
 
 /// Why a task file could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -15,11 +15,11 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::check as program;
 use super::site::{placeholders_in, SiteKey};
+use super::verified;
+use super::GOLD_IN_PRED;
 use super::{EvalType, Task, TaskFileError};
-use crate::evaluate::program;
-use crate::evaluate::url::GOLD_IN_PRED;
-use crate::evaluate::verified::config as verified;
 
 /// The report of `tasks validate --json`.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 use skillshift_common::record::{Outcome, Record};
+use skillshift_common::score::{EvaluatorKind, ScoreVerdict};
 use skillshift_common::trajectory::{
     self, EvaluatorEvidence, Key, LlmCall, ScoreEvidence, SkillCall, SkillSubStep, Step, Trajectory,
 };
@@ -72,7 +73,7 @@ fn trajectory_of(r: &Record, steps: Vec<Step>, category: &str, evaluator: Evalua
         agent: "skills".into(),
         model: Some("test-model".into()),
         steps,
-        score: Some(ScoreEvidence { verdict: "fail".into(), evaluators: vec![evaluator] }),
+        score: Some(ScoreEvidence { verdict: ScoreVerdict::Fail, evaluators: vec![evaluator] }),
         outcome: r.outcome(),
         failure_category: Some(category.into()),
         error: None,
@@ -153,8 +154,8 @@ pub fn write_export(dir: &Path, png: &[u8]) -> String {
         vec![s1, s2],
         "skill_failure",
         EvaluatorEvidence {
-            kind: "program_html".into(),
-            verdict: "fail".into(),
+            kind: EvaluatorKind::ProgramHtml,
+            verdict: ScoreVerdict::Fail,
             expected: "an issue titled 'Bug'".into(),
             got: "no such issue".into(),
         },
@@ -172,8 +173,8 @@ pub fn write_export(dir: &Path, png: &[u8]) -> String {
         vec![u1],
         "wrong_url",
         EvaluatorEvidence {
-            kind: "url_match".into(),
-            verdict: "fail".into(),
+            kind: EvaluatorKind::UrlMatch,
+            verdict: ScoreVerdict::Fail,
             expected: "/project/issues".into(),
             got: "/".into(),
         },

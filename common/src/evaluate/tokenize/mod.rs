@@ -14,11 +14,7 @@ use std::sync::OnceLock;
 
 pub use punkt::{ModelError, PunktModel};
 
-/// Python's `str.isspace` for one character (Rust's `White_Space` plus the
-/// information separators U+001C..U+001F, which Python counts as space).
-pub fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
+pub use crate::text::py_isspace;
 
 /// `nltk.word_tokenize(text)` with a loaded English Punkt model.
 #[derive(Debug, Clone)]

@@ -20,7 +20,7 @@
 //! [`evaluate_verified_untraced`], its network evaluators then errors.
 
 pub mod compare;
-pub mod config;
+pub use crate::task::verified as config;
 pub mod jsonpath;
 pub mod network;
 pub mod normalize;

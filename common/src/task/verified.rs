@@ -8,7 +8,7 @@
 //! `NetworkEventEvaluator`s. The task model keeps WebArena's fields and
 //! carries the evaluators, unchanged, in `eval.verified`; `eval_types` is
 //! empty, so WebArena's evaluators never score such a task by mistake
-//! ([`crate::evaluate::evaluate`] calls it invalid).
+//! (WebArena's `evaluate` calls it invalid).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

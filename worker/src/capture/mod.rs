@@ -9,6 +9,11 @@
 //! A step is opened by [`Capture::observed`] and kept once the agent answered
 //! ([`Capture::replied`]), exactly when the record counts it, so a
 //! trajectory's steps equal the record's `steps`.
+//!
+//! * [`evidence`]: the scorer's evidence, clipped.
+//! * [`skill_call`](mod@skill_call): a skill call's sub-steps.
+//! * The perturbations on a page come typed ([`AppliedPerturbation`], from [`crate::perturb::shown`])
+//!   and are written as their phrases.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -18,15 +23,20 @@ use skillshift_common::blob::{self, Blob};
 use skillshift_common::evaluate::verified::VerifiedScored;
 use skillshift_common::evaluate::Scored;
 use skillshift_common::failure;
+use skillshift_common::perturbation::AppliedPerturbation;
 use skillshift_common::skills::Step as SkillStep;
 use skillshift_common::trajectory::{
-    redact, screenshot_name, DialogNote, EvaluatorEvidence, LlmCall, ReportedSkill, ScoreEvidence, ScreenshotPolicy,
-    SkillCall, SkillSubStep, Step, Trajectory,
+    redact, screenshot_name, DialogNote, LlmCall, ReportedSkill, ScreenshotPolicy, SkillCall, Step, Trajectory,
 };
 use skillshift_common::{AttemptSpec, Outcome, Record};
 
-/// The most characters of one evaluator's `expected` or `got` a trajectory keeps (a page source can be megabytes).
-pub const MAX_EVIDENCE_CHARS: usize = 16 * 1024;
+mod evidence;
+mod skill_call;
+
+pub use evidence::MAX_EVIDENCE_CHARS;
+pub use skill_call::skill_call;
+
+use evidence::clip;
 
 /// Environment variables whose values are secrets wherever they appear.
 const SECRET_VARS: &[&str] = &["OPENAI_API_KEY", "SKILLSHIFT_TOKEN", "ANTHROPIC_API_KEY"];
@@ -161,8 +171,15 @@ impl Capture {
             .collect()
     }
 
-    /// A new step: the page the agent is about to be shown.
-    pub fn observed(&mut self, step: u32, url: &str, title: &str, observation: &str, perturbations: Vec<String>) {
+    /// A new step: the page the agent is about to be shown, with the perturbations on it.
+    pub fn observed(
+        &mut self,
+        step: u32,
+        url: &str,
+        title: &str,
+        observation: &str,
+        perturbations: Vec<AppliedPerturbation>,
+    ) {
         self.step_started = Instant::now();
         self.pending = Some(Step {
             step: step + 1,
@@ -172,7 +189,7 @@ impl Capture {
             action: None,
             skill: None,
             last_action_error: None,
-            perturbations,
+            perturbations: perturbations.iter().map(ToString::to_string).collect(),
             llm: None,
             duration_ms: 0,
             screenshot: None,
@@ -250,54 +267,17 @@ impl Capture {
 
     /// The scorer's evidence, each evaluator's `expected` and `got` clipped to [`MAX_EVIDENCE_CHARS`].
     pub fn score(&mut self, scored: &Scored) {
-        self.trajectory.score = Some(evidence(scored));
+        self.trajectory.score = Some(evidence::of_scored(scored));
     }
 
-    /// WebArena-Verified's evaluators' evidence: per evaluator, its name as `type`, its expected
-    /// block, and what it read (the normalized response, or the normalized events it compared)
-    /// followed by why it did not pass; clipped as [`Capture::score`] clips.
+    /// WebArena-Verified's evaluators' evidence ([`evidence::of_verified`]).
     pub fn score_verified(&mut self, scored: &VerifiedScored) {
-        let mut evaluators: Vec<EvaluatorEvidence> = scored
-            .evaluators
-            .iter()
-            .map(|e| {
-                let got = match e.messages.as_slice() {
-                    [] => e.actual.to_string(),
-                    why => format!("{} ({})", e.actual, why.join("; ")),
-                };
-                EvaluatorEvidence {
-                    kind: e.evaluator.to_string(),
-                    verdict: e.status.verdict().as_str().to_string(),
-                    expected: clip(&e.expected.to_string()),
-                    got: clip(&got),
-                }
-            })
-            .collect();
-        if let (skillshift_common::evaluate::verified::EvalStatus::Error(why), true) =
-            (&scored.status, evaluators.is_empty())
-        {
-            // Nothing was evaluated (a site without a base URL): the reason is the evidence.
-            evaluators.push(EvaluatorEvidence {
-                kind: "scoring".into(),
-                verdict: "invalid".into(),
-                expected: String::new(),
-                got: why.clone(),
-            });
-        }
-        self.trajectory.score = Some(ScoreEvidence { verdict: scored.verdict().as_str().to_string(), evaluators });
+        self.trajectory.score = Some(evidence::of_verified(scored));
     }
 
     /// The scorer stopped before deciding (its reason is the evidence).
     pub fn score_stopped(&mut self, reason: &str) {
-        self.trajectory.score = Some(ScoreEvidence {
-            verdict: "fail".into(),
-            evaluators: vec![EvaluatorEvidence {
-                kind: "scoring".into(),
-                verdict: "fail".into(),
-                expected: String::new(),
-                got: reason.to_string(),
-            }],
-        });
+        self.trajectory.score = Some(evidence::stopped(reason));
     }
 
     /// Ends the capture: stamps outcome, error and failure category on `record`
@@ -348,92 +328,10 @@ fn reuse(step: &mut Step, last: Option<&Shot>, scroll: &str) -> bool {
     }
 }
 
-fn clip(s: &str) -> String {
-    if s.chars().count() <= MAX_EVIDENCE_CHARS {
-        return s.to_string();
-    }
-    let kept: String = s.chars().take(MAX_EVIDENCE_CHARS).collect();
-    format!("{kept}… [{} more bytes]", s.len() - kept.len())
-}
-
-fn evidence(scored: &Scored) -> ScoreEvidence {
-    let kind = |k: &skillshift_common::task::EvalType| {
-        serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-    };
-    ScoreEvidence {
-        verdict: scored.verdict.as_str().to_string(),
-        evaluators: scored
-            .evaluators
-            .iter()
-            .map(|e| EvaluatorEvidence {
-                kind: kind(&e.kind),
-                verdict: e.verdict.as_str().to_string(),
-                expected: clip(&e.expected),
-                got: clip(&e.got),
-            })
-            .collect(),
-    }
-}
-
-/// A skill call's record: the bound steps it ran, each ok up to `steps_done`,
-/// the next one failed with `error` when the call failed.
-pub fn skill_call(
-    name: &str,
-    args: &BTreeMap<String, String>,
-    bound: &[SkillStep],
-    ok: bool,
-    error: Option<&str>,
-    steps_done: usize,
-) -> SkillCall {
-    let mut steps: Vec<SkillSubStep> = bound.iter().take(steps_done).map(|s| sub_step(s, true, None)).collect();
-    if !ok {
-        if let Some(failed) = bound.get(steps_done) {
-            steps.push(sub_step(failed, false, error));
-        }
-    }
-    SkillCall {
-        name: name.to_string(),
-        args: args.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect(),
-        ok,
-        error: error.map(str::to_string),
-        steps,
-    }
-}
-
-fn sub_step(step: &SkillStep, ok: bool, error: Option<&str>) -> SkillSubStep {
-    let mut v = serde_json::to_value(step).unwrap_or(Value::Null);
-    let action = v.get("action").and_then(Value::as_str).unwrap_or("").to_string();
-    if let Some(o) = v.as_object_mut() {
-        o.remove("action");
-    }
-    let target = match v.get("target") {
-        Some(t) if v.as_object().is_some_and(|o| o.len() == 1) => Some(t.clone()),
-        _ => Some(v),
-    };
-    SkillSubStep { action, target, ok, error: error.map(str::to_string) }
-}
-
-/// The perturbations the page script reports (`relabel:3`, `modal`, `swallowed:<el>`, `late:2`), in
-/// words; `modal` only while the interstitial titled `modal_title` is on the observed page.
-pub fn perturbations(applied: &Value, observation: &str, modal_title: Option<&str>) -> Vec<String> {
-    let Some(items) = applied.as_array() else { return Vec::new() };
-    let mut out = Vec::new();
-    for item in items.iter().filter_map(Value::as_str) {
-        let (kind, detail) = item.split_once(':').unwrap_or((item, ""));
-        let word = match kind {
-            "relabel" if detail != "0" => format!("relabel: {detail} labels"),
-            "reorder" => format!("reorder: {detail} menus"),
-            "late" if detail != "0" => format!("late render: {detail} elements"),
-            "distractors" => "distractors".to_string(),
-            "modal" if modal_title.is_none_or(|t| observation.contains(t)) => failure::MODAL.to_string(),
-            "swallowed" => format!("{}{detail}", failure::SWALLOWED),
-            _ => continue,
-        };
-        if !out.contains(&word) {
-            out.push(word);
-        }
-    }
-    out
+/// The perturbations on the observed page, from what the page script reports it applied
+/// ([`crate::perturb::shown`]).
+pub fn perturbations(applied: &Value, observation: &str, modal_title: Option<&str>) -> Vec<AppliedPerturbation> {
+    crate::perturb::shown(applied, observation, modal_title)
 }
 
 #[cfg(test)]
@@ -465,30 +363,6 @@ mod tests {
             evaluator: Default::default(),
             network_bodies: false,
         }
-    }
-
-    fn click(name: &str) -> SkillStep {
-        SkillStep::Click {
-            target: Target {
-                role: "button".into(),
-                name: name.into(),
-                nth: None,
-                column: None,
-                row: None,
-                name_pattern: None,
-            },
-        }
-    }
-
-    #[test]
-    fn a_failed_skill_call_names_its_failing_sub_step() {
-        let bound = vec![SkillStep::Goto { url: "http://x/new".into() }, click("Save"), click("Done")];
-        let call = skill_call("save", &BTreeMap::new(), &bound, false, Some("step 1 (click): no element"), 1);
-        assert_eq!(call.steps.len(), 2, "the steps run and the failing one; not the rest");
-        assert_eq!(call.failed_step(), Some(1));
-        assert_eq!(call.steps[1].action, "click");
-        assert_eq!(call.steps[1].target, Some(json!({"role": "button", "name": "Save"})));
-        assert_eq!(call.steps[0].target, Some(json!({"url": "http://x/new"})));
     }
 
     #[test]
@@ -632,16 +506,5 @@ mod tests {
         assert!(!c.reuse_final_screenshot("0,0"));
         c.final_screenshot(b"two".to_vec());
         assert_eq!(c.taken(), 2);
-    }
-
-    #[test]
-    fn perturbations_are_in_words_and_the_modal_only_while_shown() {
-        let applied = json!(["relabel:3", "relabel:0", "modal", "swallowed:button Save", "late:0", "distractors"]);
-        assert_eq!(
-            perturbations(&applied, "dialog 'Before you continue'", Some("Before you continue")),
-            vec!["relabel: 3 labels", "modal", "swallowed click: button Save", "distractors"]
-        );
-        assert!(!perturbations(&applied, "gone", Some("Before you continue")).contains(&"modal".to_string()));
-        assert!(perturbations(&Value::Null, "", None).is_empty());
     }
 }
