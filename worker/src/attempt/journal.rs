@@ -5,6 +5,7 @@
 //! telemetry spans of the step. Each listener sees the events in the order
 //! they happened.
 
+use skillshift_common::perturbation::AppliedPerturbation;
 use skillshift_telemetry::spans;
 use tracing::Span;
 
@@ -107,7 +108,7 @@ impl Journal {
     }
 
     /// The observation shown to the agent at `step`.
-    pub fn observed(&mut self, step: u32, snap: &crate::axtree::Snapshot, shown: Vec<String>) {
+    pub fn observed(&mut self, step: u32, snap: &crate::axtree::Snapshot, shown: Vec<AppliedPerturbation>) {
         self.emit(Event::Observation { step, text: snap.text.clone() });
         self.capture.observed(step, &snap.url, &snap.title, &snap.text, shown);
     }
