@@ -4,7 +4,7 @@
 //!
 //! Exit codes (docs/cli.md#exit-codes): 0 done, 1 a finding, 2 could not do it. Every
 //! error ends as one line on stderr.
-
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 #![warn(clippy::print_stdout)] // command output goes through `cmd::write_stdout`, which a closed pipe does not panic
 
 use std::process::ExitCode;

@@ -31,6 +31,7 @@
 //! whose `summarise` assembles the summary object; `gates`, evaluated over a
 //! summary; and the users at the top (`report`, `compare`, `calibration`,
 //! `leaderboard`, `table1`).
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod calibration;
 pub mod cells;

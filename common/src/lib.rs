@@ -22,6 +22,7 @@
 //! * [`blob`]: a trajectory with its screenshots, compressed, as the outbox, the wire and exports carry it.
 //!
 //! Reading whole record files and turning them into numbers is the `skillshift-analysis` crate.
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod attempt;
 pub mod bounded;

@@ -24,6 +24,7 @@
 //! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
 //! * [`client`]: the control client used by `skillshift sweep`.
 //! * [`upload`]: a session's trajectory chunks put back together and decoded for the store.
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod client;
 pub mod engine;

@@ -1141,6 +1141,7 @@ mod tests {
         let short = b.acquire(&key(), me(), 1, Duration::from_millis(50)).await.unwrap();
         assert!(matches!(short, Acquired::NotYet { .. }), "{short:?}");
         let b2 = b.clone();
+        #[allow(clippy::disallowed_methods)] // a test's own helper task, awaited below
         let waiter = tokio::spawn(async move { b2.acquire(&key(), me(), 1, Duration::from_secs(5)).await });
         tokio::time::sleep(Duration::from_millis(50)).await;
         b.release(&key(), &me(), &first, CallResult::Answered, 0).unwrap();

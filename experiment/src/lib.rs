@@ -22,6 +22,7 @@
 //!
 //! This is the top layer of the workspace, so it reports errors with `anyhow`, as
 //! the binary does.
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod attempt;
 pub mod audit;

@@ -8,6 +8,7 @@
 //! * [`channel`]: client channels (URL, TLS, bearer token) to the coordinator.
 //! * [`convert`]: wire <-> domain conversions shared by both sides.
 //! * [`chunks`]: blobs (trajectories) cut into bounded chunks and put back together.
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 /// Package `skillshift.v1`: the Worker and Control services.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

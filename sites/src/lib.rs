@@ -18,6 +18,7 @@
 //! * [`generate`]: renders the data files from code; [`digest`]: the
 //!   per-site-version digests; [`validate`]: checks the data files;
 //!   [`bench`](mod@bench): page and reset timings.
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 use std::sync::Arc;
 

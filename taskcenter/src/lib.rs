@@ -8,7 +8,12 @@
 //! tasks nobody owns and nothing stops.
 //!
 //! Blocking work goes through [`TaskCenter::spawn_blocking`], which is tracked
-//! the same way.
+//! the same way, or [`run_blocking`] for a job its caller awaits at once.
+//!
+//! Clippy holds the rest of the workspace to this: `clippy.toml` disallows the
+//! bare spawns, and every library crate warns on them (tests and benches may
+//! spawn freely). This crate is the one that may.
+#![allow(clippy::disallowed_methods)]
 
 use std::future::Future;
 use std::time::Duration;
@@ -24,6 +29,17 @@ pub struct TaskCenter {
     name: String,
     token: CancellationToken,
     tracker: TaskTracker,
+}
+
+/// Runs blocking work on tokio's blocking pool and waits for it: for a job its caller awaits at once
+/// (a file read inside a request), owned by the future that awaits it, so no centre tracks it.
+pub async fn run_blocking<F, T>(task: &'static str, f: F) -> Result<T, tokio::task::JoinError>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let span = tracing::debug_span!("task", owner = "caller", task);
+    tokio::task::spawn_blocking(move || span.in_scope(f)).await
 }
 
 impl TaskCenter {

@@ -85,7 +85,9 @@ impl Drop for Guard {
         self.span_log.flush();
         if let Some(provider) = self.provider.take() {
             // Not shut down explicitly: stop the exporter without waiting on
-            // the runtime (which may be the one running this drop).
+            // the runtime (which may be the one running this drop). A drop cannot
+            // await, so the one detached thread: bounded by the shutdown's timeout.
+            #[allow(clippy::disallowed_methods)]
             std::thread::spawn(move || {
                 let _ = provider.shutdown_with_timeout(Duration::from_secs(2));
             });

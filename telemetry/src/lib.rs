@@ -13,6 +13,7 @@
 //! * [`genai`]: LLM calls as `chat {model}` spans under the GenAI conventions.
 //! * [`metrics`]: the coordinator's and the worker's Prometheus metrics and
 //!   the `/metrics` endpoint.
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod config;
 pub mod context;

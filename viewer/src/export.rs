@@ -217,9 +217,11 @@ impl Source for ExportSource {
             let Some(rel) = record.trajectory.as_deref() else { return Ok(None) };
             let path = trajectory_path(&self.dir, rel)?;
             let (record, root) = (record.clone(), self.root.clone());
-            tokio::task::spawn_blocking(move || read_trajectory(&root, &path, &record).map(Some))
-                .await
-                .map_err(|e| SourceError::Unavailable(format!("reading a trajectory: {e}")))?
+            skillshift_taskcenter::run_blocking("read trajectory", move || {
+                read_trajectory(&root, &path, &record).map(Some)
+            })
+            .await
+            .map_err(|e| SourceError::Unavailable(format!("reading a trajectory: {e}")))?
         })
     }
 
@@ -231,7 +233,7 @@ impl Source for ExportSource {
             }
             let path = self.dir.join(trajectory::DIR).join(trajectory::screenshot_name(sha256_hex));
             let root = self.root.clone();
-            tokio::task::spawn_blocking(move || read_png(&root, &path))
+            skillshift_taskcenter::run_blocking("read screenshot", move || read_png(&root, &path))
                 .await
                 .map_err(|e| SourceError::Unavailable(format!("reading a screenshot: {e}")))?
         })

@@ -20,6 +20,7 @@
 //! 127.0.0.1 (DNS rebinding) sends its own name and is answered `421`.
 //! [`serve`] is the coordinator's bounded server (a connection cap, header and
 //! idle timeouts).
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod api;
 pub mod auth;

@@ -161,6 +161,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let app = router(exposition, health.clone());
+        #[allow(clippy::disallowed_methods)] // a test's own helper task, awaited below
         let server = tokio::spawn(async move { axum::serve(listener, app).await });
         let get = |path: &'static str| async move {
             let resp = reqwest::get(format!("http://{addr}{path}")).await.unwrap();

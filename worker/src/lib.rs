@@ -24,6 +24,7 @@
 //! * [`remote`]: the coordinator client loop, its wire edge, the outbox and the simulated executor.
 //!
 //! Every task this crate spawns belongs to a `skillshift_taskcenter::TaskCenter`.
+#![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod action;
 pub mod actions;

@@ -129,7 +129,7 @@ impl LiveSource {
         f: impl FnOnce(&dyn Coordinator) -> Result<T, SourceError> + Send + 'static,
     ) -> Result<T, SourceError> {
         let c = self.coordinator.clone();
-        tokio::task::spawn_blocking(move || f(c.as_ref())).await.map_err(|e| unavailable(what, e))?
+        skillshift_taskcenter::run_blocking(what, move || f(c.as_ref())).await.map_err(|e| unavailable(what, e))?
     }
 
     async fn check_sweep(&self, sweep: &str) -> Result<(), SourceError> {
