@@ -113,25 +113,10 @@ fn one_sweep() -> (u64, Duration) {
 /// attempt (attempt span linked to the sweep span, traceparent, outcome, end).
 fn telemetry_calls_ns() -> f64 {
     let spec = skillshift_common::AttemptSpec {
-        sweep: "s".into(),
         treatment: "CONTROL".into(),
         uid: skillshift_common::Uid::new(Site::Gitlab, Version::V1, 3),
-        condition: skillshift_common::Condition::Src,
-        rep: 0,
-        attempt: 0,
-        seed: 0,
-        max_steps: 10,
         task_timeout_ms: 1000,
-        agent: "skills".into(),
-        model: None,
-        skills: None,
-        perturbation_profile: None,
-        config_digest: None,
-        traceparent: None,
-        temperature: None,
-        prompt_version: None,
-        evaluator: Default::default(),
-        network_bodies: false,
+        ..skillshift_common::AttemptSpec::example()
     };
     let sweep = skillshift_telemetry::spans::sweep("s", false);
     let n = 200_000u32;

@@ -20,21 +20,12 @@ fn spec() -> AttemptSpec {
         treatment: "CONTROL".into(),
         uid: Uid::new(Site::Gitlab, Version::V1, 7),
         condition: Condition::SrcPerc,
-        rep: 0,
         attempt: 1,
         seed: 42,
-        max_steps: 10,
         task_timeout_ms: 600_000,
         agent: "reference".into(),
         model: Some("scripted-model".into()),
-        skills: None,
-        perturbation_profile: None,
-        config_digest: None,
-        traceparent: None,
-        temperature: None,
-        prompt_version: None,
-        evaluator: Default::default(),
-        network_bodies: false,
+        ..AttemptSpec::example()
     }
 }
 

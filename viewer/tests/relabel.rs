@@ -16,7 +16,7 @@ use skillshift_common::perturbation::AppliedPerturbation;
 use skillshift_common::skills::Step as SkillStep;
 use skillshift_common::task::{Eval, EvalType, ReferenceAnswers, Task};
 use skillshift_common::trajectory::Trajectory;
-use skillshift_common::{AttemptSpec, Condition, Site, Uid, Version};
+use skillshift_common::{AttemptSpec, Condition, Site, Version};
 use skillshift_viewer::{router, ExportSource};
 use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
@@ -121,24 +121,11 @@ fn relabel_everything() -> Value {
 fn spec() -> AttemptSpec {
     AttemptSpec {
         sweep: "sw-relabel".into(),
-        treatment: "T".into(),
-        uid: Uid::new(Site::Gitlab, Version::V1, 0),
         condition: Condition::SrcPerc,
-        rep: 0,
-        attempt: 0,
         seed: 1,
         max_steps: 3,
-        task_timeout_ms: 60_000,
-        agent: "skills".into(),
-        model: None,
-        skills: None,
         perturbation_profile: Some(relabel_everything()),
-        config_digest: None,
-        traceparent: None,
-        temperature: None,
-        prompt_version: None,
-        evaluator: Default::default(),
-        network_bodies: false,
+        ..AttemptSpec::example()
     }
 }
 

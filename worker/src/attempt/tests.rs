@@ -102,7 +102,6 @@ fn task(task_id: u32) -> Task {
 fn spec(uid: Uid, condition: Condition) -> AttemptSpec {
     AttemptSpec {
         sweep: "sw".into(),
-        treatment: "T".into(),
         uid,
         condition,
         rep: 2,
@@ -110,16 +109,8 @@ fn spec(uid: Uid, condition: Condition) -> AttemptSpec {
         seed: 3,
         max_steps: 5,
         task_timeout_ms: 10_000,
-        agent: "skills".into(),
-        model: None,
-        skills: None,
-        perturbation_profile: None,
         config_digest: Some("sha256:cfg".into()),
-        traceparent: None,
-        temperature: None,
-        prompt_version: None,
-        evaluator: Default::default(),
-        network_bodies: false,
+        ..AttemptSpec::example()
     }
 }
 

@@ -344,24 +344,12 @@ mod tests {
     fn spec() -> AttemptSpec {
         AttemptSpec {
             sweep: "sw".into(),
-            treatment: "T".into(),
             uid: "skillshift.gitlab.v2.3".parse::<Uid>().expect("uid"),
             condition: Condition::TgtExec,
-            rep: 0,
-            attempt: 0,
             seed: 1,
             max_steps: 5,
             task_timeout_ms: 1000,
-            agent: "skills".into(),
-            model: None,
-            skills: None,
-            perturbation_profile: None,
-            config_digest: None,
-            traceparent: None,
-            temperature: None,
-            prompt_version: None,
-            evaluator: Default::default(),
-            network_bodies: false,
+            ..AttemptSpec::example()
         }
     }
 

@@ -255,24 +255,11 @@ mod tests {
     fn spec(task: u32, attempt: u32) -> AttemptSpec {
         AttemptSpec {
             sweep: "sw".into(),
-            treatment: "T".into(),
             uid: skillshift_common::Uid::new(Site::Gitlab, Version::V1, task),
-            condition: Condition::Src,
-            rep: 0,
             attempt,
             seed: 7,
-            max_steps: 10,
             task_timeout_ms: 1000,
-            agent: "skills".into(),
-            model: None,
-            skills: None,
-            perturbation_profile: None,
-            config_digest: None,
-            traceparent: None,
-            temperature: None,
-            prompt_version: None,
-            evaluator: Default::default(),
-            network_bodies: false,
+            ..AttemptSpec::example()
         }
     }
 

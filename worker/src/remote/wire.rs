@@ -290,24 +290,13 @@ mod tests {
         use v1::coordinator_message::Body;
         let spec = AttemptSpec {
             sweep: "sw".into(),
-            treatment: "T".into(),
             uid: Uid::new(Site::Gitlab, Version::V2, 4),
             condition: Condition::TgtExec,
             rep: 1,
-            attempt: 0,
             seed: 9,
-            max_steps: 10,
             task_timeout_ms: 1000,
-            agent: "skills".into(),
-            model: None,
-            skills: None,
-            perturbation_profile: None,
             config_digest: Some("sha256:x".into()),
-            traceparent: None,
-            temperature: None,
-            prompt_version: None,
-            evaluator: Default::default(),
-            network_bodies: false,
+            ..AttemptSpec::example()
         };
         let assign = coordinator(Body::Assign(convert::assignment_to_wire(&key(2), &spec)));
         assert_eq!(Incoming::try_from(assign), Ok(Incoming::Assign(key(2), Box::new(spec))));

@@ -96,21 +96,10 @@ pub fn spec(uid: Uid, condition: Condition, seed: u64, timeout_ms: u64, skills: 
         treatment: "example".into(),
         uid,
         condition,
-        rep: 0,
-        attempt: 0,
         seed,
-        max_steps: 10,
         task_timeout_ms: timeout_ms,
-        agent: "skills".into(),
-        model: None,
         skills,
-        perturbation_profile: None,
-        config_digest: None,
-        traceparent: None,
-        temperature: None,
-        prompt_version: None,
-        evaluator: Default::default(),
-        network_bodies: false,
+        ..AttemptSpec::example()
     }
 }
 
