@@ -295,6 +295,17 @@ mod tests {
     }
 
     #[test]
+    fn an_attempt_reference_round_trips_and_a_missing_one_is_named() {
+        let key = AttemptKey { sweep: "sw-1".into(), unit: 4, attempt: 2 };
+        let wire = v1::AttemptRef::from(&key);
+        assert_eq!(wire.sweep, "sw-1");
+        assert_eq!(attempt_key_from_wire(Some(wire)), Ok(key));
+        assert_eq!(attempt_key_from_wire(None), Err(WireError::Missing("attempt")));
+        let empty = v1::AttemptRef { sweep: String::new(), unit: 0, attempt: 0 };
+        assert_eq!(attempt_key_from_wire(Some(empty)), Err(WireError::Missing("attempt.sweep")));
+    }
+
+    #[test]
     fn a_cost_that_is_not_a_finite_non_negative_amount_is_refused() {
         for bad in [f64::NAN, f64::INFINITY, -0.5] {
             let mut w = v1::RunRecord::from(&record());
