@@ -12,10 +12,11 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use skillshift_analysis::records;
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::skills::{placeholders, SkillLibrary};
 use skillshift_common::task;
 use skillshift_common::Record;
-use skillshift_proto::convert::{self, AttemptKey};
+use skillshift_proto::convert;
 use skillshift_proto::v1;
 use skillshift_worker::action::Action;
 

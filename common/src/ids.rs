@@ -1,8 +1,10 @@
-//! Identifiers of docs/formats.md#identifiers: sites, versions, conditions, uids and families.
+//! Identifiers of docs/formats.md#identifiers: sites, versions, conditions, uids and families;
+//! and the names of a distributed sweep and of one attempt in it.
 //!
 //! Every enum prints and parses its canonical lowercase spelling, and its
 //! `ALL` constant lists the values in the order tables are printed in.
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -231,6 +233,74 @@ impl fmt::Display for Family {
     }
 }
 
+/// A sweep's id, as the coordinator mints it and the wire, the store and
+/// records carry it: an opaque string, printed and serialized as itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SweepId(String);
+
+impl SweepId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for SweepId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for SweepId {
+    fn from(id: String) -> Self {
+        SweepId(id)
+    }
+}
+
+impl From<&str> for SweepId {
+    fn from(id: &str) -> Self {
+        SweepId(id.to_string())
+    }
+}
+
+impl AsRef<str> for SweepId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Lets maps keyed by sweep id be looked up with a `&str` (hashes and orders as the string does).
+impl Borrow<str> for SweepId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for SweepId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SweepId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// The (sweep, unit index, attempt) triple naming one attempt of a distributed
+/// sweep; ordered by sweep, then unit, then attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AttemptKey {
+    pub sweep: SweepId,
+    pub unit: u32,
+    pub attempt: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,5 +330,16 @@ mod tests {
         assert_eq!(Condition::SrcExec.version(), Version::V1);
         assert_eq!(Condition::TgtPerc.version(), Version::V2);
         assert!("target".parse::<Condition>().is_err());
+    }
+
+    #[test]
+    fn a_sweep_id_prints_and_serializes_as_its_string() {
+        let id = SweepId::from("sw-20261205-1");
+        assert_eq!(id.to_string(), "sw-20261205-1");
+        assert_eq!(serde_json::to_string(&id).unwrap(), "\"sw-20261205-1\"");
+        assert_eq!(serde_json::from_str::<SweepId>("\"sw-2\"").unwrap(), "sw-2");
+        let a = AttemptKey { sweep: "a".into(), unit: 9, attempt: 0 };
+        let b = AttemptKey { sweep: "b".into(), unit: 0, attempt: 0 };
+        assert!(a < b, "keys order by sweep first, as the outbox lists them");
     }
 }

@@ -1,7 +1,8 @@
 //! The skillshift domain, shared by every other crate: what a task, an
 //! attempt and its record are. Nothing here does I/O beyond reading files.
 //!
-//! * [`ids`]: sites, versions, conditions, task uids and families (docs/formats.md#identifiers).
+//! * [`ids`]: sites, versions, conditions, task uids and families (docs/formats.md#identifiers); sweep
+//!   ids and attempt keys.
 //! * [`task`]: tasks in WebArena's config format: any WebArena config loads as-is, the grid's own
 //!   files add their rules; per-task validation reports (docs/webarena.md).
 //! * [`evaluate`]: WebArena's evaluators, exactly, over a final state and a page reader, shared by

@@ -15,7 +15,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use skillshift_proto::convert::AttemptKey;
+use skillshift_common::ids::AttemptKey;
 
 /// Who holds a lease.
 #[derive(Debug, Clone, PartialEq, Eq)]

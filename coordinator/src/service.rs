@@ -21,7 +21,8 @@ use std::time::Duration;
 
 use futures::Stream;
 use prost::Message;
-use skillshift_proto::convert::{self, AttemptKey, WireError};
+use skillshift_common::ids::AttemptKey;
+use skillshift_proto::convert::{self, WireError};
 use skillshift_proto::v1::{self, control_server::Control, worker_server::Worker};
 use skillshift_taskcenter::TaskCenter;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
@@ -61,11 +62,11 @@ fn permit(permits: &Arc<Semaphore>, what: &'static str, limit: usize) -> Result<
 const MAX_SWEEP_ID_BYTES: usize = 128;
 
 fn attempt_key(r: Option<v1::AttemptRef>) -> Result<AttemptKey, ServiceError> {
-    let key = AttemptKey::try_from(r)?;
-    if key.sweep.len() > MAX_SWEEP_ID_BYTES {
+    let key = convert::attempt_key_from_wire(r)?;
+    if key.sweep.as_str().len() > MAX_SWEEP_ID_BYTES {
         return Err(ServiceError::Invalid(format!(
             "attempt.sweep is {} bytes; a sweep id has at most {MAX_SWEEP_ID_BYTES}",
-            key.sweep.len()
+            key.sweep.as_str().len()
         )));
     }
     Ok(key)

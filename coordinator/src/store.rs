@@ -50,10 +50,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use skillshift_common::blob;
-use skillshift_common::ids::Family;
+use skillshift_common::ids::{AttemptKey, Family};
 use skillshift_common::trajectory::Trajectory;
 use skillshift_common::{Condition, Record, Site};
-use skillshift_proto::convert::AttemptKey;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use sled::Transactional;
 
@@ -252,14 +251,14 @@ fn unit_key(sweep: &str, unit: u32) -> Vec<u8> {
 }
 
 fn attempt_key(key: &AttemptKey) -> Vec<u8> {
-    let mut k = unit_key(&key.sweep, key.unit);
+    let mut k = unit_key(key.sweep.as_str(), key.unit);
     k.extend_from_slice(&key.attempt.to_be_bytes());
     k
 }
 
 fn decode_attempt_key(bytes: &[u8]) -> Option<AttemptKey> {
     let zero = bytes.iter().position(|b| *b == 0)?;
-    let sweep = std::str::from_utf8(&bytes[..zero]).ok()?.to_string();
+    let sweep = std::str::from_utf8(&bytes[..zero]).ok()?.into();
     let rest = &bytes[zero + 1..];
     if rest.len() != 8 {
         return None;

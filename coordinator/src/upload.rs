@@ -12,10 +12,10 @@
 use std::sync::Arc;
 
 use skillshift_common::blob::{self, Blob};
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::trajectory::Key;
 use skillshift_proto::chunks::{Assembler, ChunkError};
-use skillshift_proto::convert::AttemptKey;
-use skillshift_proto::v1;
+use skillshift_proto::{convert, v1};
 
 use crate::store::{StoredTrajectory, TrajectoryRow};
 
@@ -45,7 +45,7 @@ impl Uploads {
 
     /// Takes one chunk. `Err` is a chunk naming no attempt.
     pub fn push(&mut self, c: v1::TrajectoryChunk) -> Result<Chunked, String> {
-        let key = AttemptKey::try_from(c.attempt).map_err(|e| format!("trajectory chunk: {e}"))?;
+        let key = convert::attempt_key_from_wire(c.attempt).map_err(|e| format!("trajectory chunk: {e}"))?;
         if c.offset == 0 {
             // A new blob (or this one again from its start) replaces any unfinished one.
             self.open = None;

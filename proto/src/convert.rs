@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use skillshift_common::evaluate::Mode;
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Uid, Version};
 
 use crate::v1;
@@ -25,25 +26,9 @@ fn invalid(field: &'static str, message: impl ToString) -> WireError {
     WireError::Invalid { field, message: message.to_string() }
 }
 
-/// The (sweep, unit index, attempt) triple naming one attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AttemptKey {
-    pub sweep: String,
-    pub unit: u32,
-    pub attempt: u32,
-}
-
 impl From<&AttemptKey> for v1::AttemptRef {
     fn from(k: &AttemptKey) -> Self {
-        v1::AttemptRef { sweep: k.sweep.clone(), unit: k.unit, attempt: k.attempt }
-    }
-}
-
-impl TryFrom<Option<v1::AttemptRef>> for AttemptKey {
-    type Error = WireError;
-    fn try_from(r: Option<v1::AttemptRef>) -> Result<Self, WireError> {
-        let r = r.ok_or(WireError::Missing("attempt"))?;
-        AttemptKey::try_from(r)
+        v1::AttemptRef { sweep: k.sweep.to_string(), unit: k.unit, attempt: k.attempt }
     }
 }
 
@@ -53,8 +38,13 @@ impl TryFrom<v1::AttemptRef> for AttemptKey {
         if r.sweep.is_empty() {
             return Err(WireError::Missing("attempt.sweep"));
         }
-        Ok(AttemptKey { sweep: r.sweep, unit: r.unit, attempt: r.attempt })
+        Ok(AttemptKey { sweep: r.sweep.into(), unit: r.unit, attempt: r.attempt })
     }
+}
+
+/// The attempt key of a message's `attempt` field, which must be present.
+pub fn attempt_key_from_wire(r: Option<v1::AttemptRef>) -> Result<AttemptKey, WireError> {
+    AttemptKey::try_from(r.ok_or(WireError::Missing("attempt"))?)
 }
 
 pub fn site_version_to_wire(site: Site, version: Version) -> v1::SiteVersion {
@@ -199,7 +189,7 @@ pub fn assignment_to_wire(key: &AttemptKey, spec: &AttemptSpec) -> v1::Assignmen
 
 /// Parses an assignment into its attempt key and the spec the executor runs.
 pub fn assignment_from_wire(a: v1::Assignment) -> Result<(AttemptKey, AttemptSpec), WireError> {
-    let key = AttemptKey::try_from(a.attempt)?;
+    let key = attempt_key_from_wire(a.attempt)?;
     let uid: Uid = a.uid.parse().map_err(|e| invalid("assign.uid", e))?;
     let condition: Condition = a.condition.parse().map_err(|e| invalid("assign.condition", e))?;
     if uid.version != condition.version() {
@@ -217,7 +207,7 @@ pub fn assignment_from_wire(a: v1::Assignment) -> Result<(AttemptKey, AttemptSpe
         .transpose()
         .map_err(|e| invalid("assign.perturbation_profile_json", e))?;
     let spec = AttemptSpec {
-        sweep: key.sweep.clone(),
+        sweep: key.sweep.to_string(),
         treatment: a.treatment,
         uid,
         condition,
@@ -302,6 +292,17 @@ mod tests {
         assert_eq!(assignment_from_wire(w.clone()).expect("an old coordinator").1.evaluator, Mode::WebArena);
         w.evaluator = Some("lenient".into());
         assert!(assignment_from_wire(w).unwrap_err().to_string().contains("assign.evaluator"));
+    }
+
+    #[test]
+    fn an_attempt_reference_round_trips_and_a_missing_one_is_named() {
+        let key = AttemptKey { sweep: "sw-1".into(), unit: 4, attempt: 2 };
+        let wire = v1::AttemptRef::from(&key);
+        assert_eq!(wire.sweep, "sw-1");
+        assert_eq!(attempt_key_from_wire(Some(wire)), Ok(key));
+        assert_eq!(attempt_key_from_wire(None), Err(WireError::Missing("attempt")));
+        let empty = v1::AttemptRef { sweep: String::new(), unit: 0, attempt: 0 };
+        assert_eq!(attempt_key_from_wire(Some(empty)), Err(WireError::Missing("attempt.sweep")));
     }
 
     #[test]

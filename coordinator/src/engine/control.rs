@@ -10,8 +10,8 @@
 
 use std::time::Instant;
 
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::Record;
-use skillshift_proto::convert::AttemptKey;
 
 use super::units::{Slot, SweepRun};
 use super::{ControlCmd, Effect, Engine, Outbound, Refused};
@@ -140,7 +140,7 @@ impl Engine {
                 .iter()
                 .enumerate()
                 .flat_map(|(u, v)| v.iter().enumerate().filter(|(_, x)| **x == Slot::Running).map(move |(a, _)| (u, a)))
-                .map(|(u, a)| AttemptKey { sweep: id.to_string(), unit: u as u32, attempt: a as u32 })
+                .map(|(u, a)| AttemptKey { sweep: id.into(), unit: u as u32, attempt: a as u32 })
                 .collect();
             for key in running {
                 if let Some(Holder::Worker(w)) = self.leases.holder(&key).cloned() {

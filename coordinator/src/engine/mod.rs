@@ -40,8 +40,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::{AttemptSpec, Record, Site, Version};
-use skillshift_proto::convert::AttemptKey;
 use skillshift_telemetry::metrics::CoordinatorMetrics;
 use tokio::sync::{mpsc, oneshot};
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use skillshift_proto::convert::AttemptKey;
+use skillshift_common::ids::AttemptKey;
 
 use super::control::cost_of;
 use super::units::{Slot, SweepRun, NOBODY};
@@ -55,7 +55,7 @@ impl Engine {
                     let slot = match records.get(&(unit, a)) {
                         Some(rec) => Slot::stored(rec),
                         None => {
-                            let key = AttemptKey { sweep: r.meta.id.clone(), unit, attempt: a };
+                            let key = AttemptKey { sweep: r.meta.id.as_str().into(), unit, attempt: a };
                             self.leases.orphan(key, former, now);
                             Slot::Running
                         }

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::AttemptSpec;
-use skillshift_proto::convert::AttemptKey;
 use skillshift_telemetry::{context as trace_context, spans};
 use tracing::Span;
 
@@ -21,7 +21,8 @@ pub(super) struct Spans {
 impl Spans {
     /// Opens the attempt's span and returns its `traceparent` for the assignment.
     pub(super) fn open_attempt(&mut self, key: &AttemptKey, spec: &AttemptSpec, worker: &str) -> Option<String> {
-        let sweep_span = self.sweeps.entry(key.sweep.clone()).or_insert_with(|| spans::sweep(&key.sweep, false));
+        let sweep_span =
+            self.sweeps.entry(key.sweep.to_string()).or_insert_with(|| spans::sweep(key.sweep.as_str(), false));
         let span = spans::attempt(spec, worker, Some(sweep_span));
         let traceparent = trace_context::traceparent(&span);
         self.attempts.insert(key.clone(), span);

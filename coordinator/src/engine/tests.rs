@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::{Condition, Outcome, Record, Site, Version};
-use skillshift_proto::convert::AttemptKey;
 use tokio::sync::{mpsc, oneshot};
 
 use super::*;
@@ -189,12 +189,12 @@ impl Harness {
             }
         }
         for (k, a) in attempts {
-            if let Some(r) = sweeps.get_mut(&k.sweep) {
+            if let Some(r) = sweeps.get_mut(k.sweep.as_str()) {
                 r.attempts.push((k, a));
             }
         }
         for (k, rec) in records {
-            if let Some(r) = sweeps.get_mut(&k.sweep) {
+            if let Some(r) = sweeps.get_mut(k.sweep.as_str()) {
                 r.records.push((k, rec));
             }
         }
@@ -246,7 +246,7 @@ impl Harness {
     }
 
     fn make_record(&self, key: &AttemptKey, outcome: Outcome, error: Option<&str>) -> Record {
-        let s = &self.e.sweeps[self.e.by_id[&key.sweep]];
+        let s = &self.e.sweeps[self.e.by_id[key.sweep.as_str()]];
         let unit = s.units[key.unit as usize];
         let mut r = Record::new(unit.uid(), unit.condition);
         r.outcome = Some(outcome);
@@ -832,7 +832,7 @@ fn a_trajectory_is_stored_and_acked_only_from_its_holder_and_under_its_own_key()
     let k = h.assigned(&w).pop().expect("assignment");
     let (other, oc) = h.worker(all_hosts(), 1);
     let _ = h.assigned(&other);
-    let s = &h.e.sweeps[h.e.by_id[&k.sweep]];
+    let s = &h.e.sweeps[h.e.by_id[k.sweep.as_str()]];
     let spec = crate::planner::attempt_spec(
         &s.meta.id,
         &s.meta.spec,
@@ -923,7 +923,7 @@ fn an_upload_is_checked_against_its_holder_its_stored_blob_and_the_sweeps_quota_
     assert_eq!(upload_check(&mut h, &w, &k, None), Ok(Upload::New));
 
     // The holder stores a blob of 60 bytes: the same blob is `Same`, another refused.
-    let s = &h.e.sweeps[h.e.by_id[&k.sweep]];
+    let s = &h.e.sweeps[h.e.by_id[k.sweep.as_str()]];
     let spec_of = |key: &AttemptKey| {
         crate::planner::attempt_spec(
             &s.meta.id,

@@ -23,8 +23,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::{Site, Version};
-use skillshift_proto::convert::AttemptKey;
 
 use super::{Conn, Effect, Engine, Outbound, Refused, WorkerEvent, WORKER_LOST};
 use crate::limits;

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::record::Record;
 use skillshift_common::trajectory::Trajectory;
 use skillshift_coordinator::engine::ControlCmd;
@@ -19,7 +20,6 @@ use skillshift_coordinator::server::PagesHook;
 use skillshift_coordinator::service::Handle;
 use skillshift_coordinator::status::SweepState;
 use skillshift_coordinator::store::{Store, TrajectoryError};
-use skillshift_proto::convert::AttemptKey;
 
 use super::{clip, unavailable, Coordinator, LiveSource, LiveSweep};
 use crate::source::SourceError;

@@ -17,8 +17,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_common::Record;
-use skillshift_proto::convert::AttemptKey;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutboxError {
@@ -30,7 +30,7 @@ pub enum OutboxError {
 
 #[derive(Serialize, Deserialize)]
 struct Entry {
-    sweep: String,
+    sweep: SweepId,
     unit: u32,
     attempt: u32,
     record: Record,
@@ -46,7 +46,7 @@ pub struct Outbox {
 /// The first line of a `.traj` file: whose trajectory it is.
 #[derive(Serialize, Deserialize)]
 struct TrajectoryHeader {
-    sweep: String,
+    sweep: SweepId,
     unit: u32,
     attempt: u32,
 }
@@ -64,7 +64,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutboxError + '_ {
 
 fn stem(key: &AttemptKey) -> String {
     let sweep: String =
-        key.sweep.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+        key.sweep.as_str().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     format!("{sweep}.{}.{}", key.unit, key.attempt)
 }
 

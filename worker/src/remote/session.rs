@@ -27,8 +27,8 @@ use std::time::Duration;
 use std::collections::VecDeque;
 
 use skillshift_common::blob::{Blob, Limits, MAX_BLOB_BYTES};
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::{Outcome, Record, Site, Version};
-use skillshift_proto::convert::AttemptKey;
 use skillshift_taskcenter::TaskCenter;
 use skillshift_telemetry::metrics::WorkerMetrics;
 use tokio::sync::mpsc;

@@ -11,10 +11,11 @@
 
 use std::time::Duration;
 
+use skillshift_common::ids::AttemptKey;
 use skillshift_common::{AttemptSpec, Record, Site, Version};
 use skillshift_proto::channel::{self, BearerAuth, ConnectError};
 use skillshift_proto::chunks;
-use skillshift_proto::convert::{self, AttemptKey, WireError};
+use skillshift_proto::convert::{self, WireError};
 use skillshift_proto::v1::{self, worker_client::WorkerClient};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -131,10 +132,12 @@ impl TryFrom<v1::CoordinatorMessage> for Incoming {
             Body::Ack(a) => {
                 Ok(Incoming::Ack(a.attempts.into_iter().filter_map(|r| AttemptKey::try_from(r).ok()).collect()))
             }
-            Body::Reject(r) => Ok(Incoming::Reject { key: AttemptKey::try_from(r.attempt)?, reason: r.reason }),
-            Body::TrajectoryAck(a) => Ok(Incoming::TrajectoryAck(AttemptKey::try_from(a.attempt)?)),
+            Body::Reject(r) => {
+                Ok(Incoming::Reject { key: convert::attempt_key_from_wire(r.attempt)?, reason: r.reason })
+            }
+            Body::TrajectoryAck(a) => Ok(Incoming::TrajectoryAck(convert::attempt_key_from_wire(a.attempt)?)),
             Body::TrajectoryReject(r) => Ok(Incoming::TrajectoryReject {
-                key: AttemptKey::try_from(r.attempt)?,
+                key: convert::attempt_key_from_wire(r.attempt)?,
                 reason: r.reason,
                 too_large: r.too_large,
             }),
@@ -273,7 +276,7 @@ mod tests {
         let (k0, k1) = (key(0), key(1));
         let m = v1::WorkerMessage::from(Outgoing::Record { key: &k0, record: &rec });
         let Some(Body::Record(r)) = m.body else { panic!("a record message") };
-        assert_eq!(AttemptKey::try_from(r.attempt), Ok(k0.clone()));
+        assert_eq!(convert::attempt_key_from_wire(r.attempt), Ok(k0.clone()));
         assert_eq!(r.record.map(Record::try_from), Some(Ok(rec)));
 
         let m = v1::WorkerMessage::from(Outgoing::Heartbeat { running: &[k0.clone(), k1.clone()], unavailable: None });
