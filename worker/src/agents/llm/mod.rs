@@ -212,7 +212,7 @@ impl OpenAiClient {
             .and_then(|s| Duration::try_from_secs_f64(s).ok());
         let bytes = match read_body(resp).await {
             Ok(b) => b,
-            Err(reason) => return Try::Retry { reason, status: None, retry_after: None },
+            Err(e) => return Try::Retry { reason: e.to_string(), status: None, retry_after: None },
         };
         if status.is_success() {
             return match serde_json::from_slice::<ChatResponse>(&bytes) {
@@ -389,12 +389,22 @@ fn error_type(e: &LlmError) -> String {
     }
 }
 
+/// Why a reply's body was not read ([`read_body`]).
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    /// The transfer broke off; shown as [`describe`] shows a request's error.
+    #[error("{}", describe(.0))]
+    Transfer(reqwest::Error),
+    #[error("reply body larger than {} bytes", MAX_BODY_BYTES)]
+    TooLarge,
+}
+
 /// Reads a body up to [`MAX_BODY_BYTES`].
-async fn read_body(mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn read_body(mut resp: reqwest::Response) -> Result<Vec<u8>, BodyError> {
     let mut out = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e))? {
+    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Transfer)? {
         if out.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(format!("reply body larger than {MAX_BODY_BYTES} bytes"));
+            return Err(BodyError::TooLarge);
         }
         out.extend_from_slice(&chunk);
     }
