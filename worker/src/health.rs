@@ -28,6 +28,25 @@ use skillshift_telemetry::metrics::Exposition;
 /// Liveness fails when the session loop has not turned for this long.
 pub const STALE: Duration = Duration::from_secs(120);
 
+/// Why liveness fails: the session loop has not turned for longer than [`STALE`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the session loop has not turned for {} s", .idle.as_secs())]
+pub struct NotLive {
+    pub idle: Duration,
+}
+
+/// Why readiness fails.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    #[error("draining")]
+    Draining,
+    #[error("not connected to the coordinator")]
+    NotConnected,
+    /// The worker takes no new work; the text says why (its browser does not start).
+    #[error("not taking work: {0}")]
+    Unavailable(String),
+}
+
 /// What the probes read.
 #[derive(Debug)]
 pub struct Health {
@@ -71,7 +90,7 @@ impl Health {
     }
 
     /// Liveness at `now`: `Err` says why not.
-    pub fn live_at(&self, now: Instant) -> Result<(), String> {
+    pub fn live_at(&self, now: Instant) -> Result<(), NotLive> {
         let last = self.last_turn_ms.load(Ordering::Relaxed);
         if last == 0 {
             // Starting: building the executor (browsers, sites) comes before the first turn.
@@ -79,20 +98,20 @@ impl Health {
         }
         let idle = now.duration_since(self.epoch).saturating_sub(Duration::from_millis(last));
         if idle > STALE {
-            return Err(format!("the session loop has not turned for {} s", idle.as_secs()));
+            return Err(NotLive { idle });
         }
         Ok(())
     }
 
     /// Readiness: `Err` says why not.
-    pub fn ready(&self) -> Result<(), String> {
+    pub fn ready(&self) -> Result<(), NotReady> {
         let unavailable = self.unavailable.lock().ok().and_then(|u| u.clone());
         if self.draining.load(Ordering::Relaxed) {
-            Err("draining".into())
+            Err(NotReady::Draining)
         } else if !self.connected.load(Ordering::Relaxed) {
-            Err("not connected to the coordinator".into())
+            Err(NotReady::NotConnected)
         } else if let Some(why) = unavailable {
-            Err(format!("not taking work: {why}"))
+            Err(NotReady::Unavailable(why))
         } else {
             Ok(())
         }
@@ -105,7 +124,7 @@ impl Default for Health {
     }
 }
 
-fn answer(r: Result<(), String>, ok: &'static str) -> axum::response::Response {
+fn answer(r: Result<(), impl std::fmt::Display>, ok: &'static str) -> axum::response::Response {
     match r {
         Ok(()) => (StatusCode::OK, format!("{ok}\n")).into_response(),
         Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
@@ -138,19 +157,22 @@ mod tests {
     fn live_while_the_loop_turns_ready_while_connected_and_not_draining() {
         let h = Health::new();
         assert!(h.live_at(Instant::now()).is_ok(), "starting counts as alive");
-        assert_eq!(h.ready(), Err("not connected to the coordinator".to_string()));
+        assert_eq!(h.ready().map_err(|e| e.to_string()), Err("not connected to the coordinator".to_string()));
         h.turned();
         h.set_connected(true);
-        assert_eq!(h.ready(), Ok(()));
+        assert_eq!(h.ready().map_err(|e| e.to_string()), Ok(()));
         h.set_unavailable(Some("browser: chromedriver: cannot start".into()));
-        assert_eq!(h.ready(), Err("not taking work: browser: chromedriver: cannot start".to_string()));
+        assert_eq!(
+            h.ready().map_err(|e| e.to_string()),
+            Err("not taking work: browser: chromedriver: cannot start".to_string())
+        );
         h.set_unavailable(None);
-        assert_eq!(h.ready(), Ok(()));
+        assert_eq!(h.ready().map_err(|e| e.to_string()), Ok(()));
         assert!(h.live_at(Instant::now() + Duration::from_secs(60)).is_ok());
-        let stale = h.live_at(Instant::now() + STALE + Duration::from_secs(5)).unwrap_err();
+        let stale = h.live_at(Instant::now() + STALE + Duration::from_secs(5)).unwrap_err().to_string();
         assert!(stale.contains("has not turned for 12"), "{stale}");
         h.set_draining();
-        assert_eq!(h.ready(), Err("draining".to_string()));
+        assert_eq!(h.ready().map_err(|e| e.to_string()), Err("draining".to_string()));
         assert!(h.live_at(Instant::now()).is_ok(), "a draining worker is alive");
     }
 

@@ -117,8 +117,25 @@ pub struct LateRender {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    #[error("{where_}: {message}")]
-    Invalid { where_: String, message: String },
+    #[error("{where_}: {cause}")]
+    Read { where_: String, cause: std::io::Error },
+    #[error("{where_}: {cause}")]
+    Json { where_: String, cause: serde_json::Error },
+    #[error("{where_}: {problem}")]
+    Invalid { where_: String, problem: ProfileProblem },
+}
+
+/// What is wrong with a profile that reads as one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProfileProblem {
+    #[error("schema is '{0}', expected '{schema}'", schema = PROFILE_SCHEMA)]
+    Schema(String),
+    #[error("{name} is {value}, expected a share in [0, 1]")]
+    Share { name: &'static str, value: f64 },
+    #[error("execution.interstitial.first_step is after last_step")]
+    InterstitialSteps,
+    #[error("perception.relabel.synonyms['{0}'] must be lowercase with non-empty synonyms")]
+    Synonyms(String),
 }
 
 impl Profile {
@@ -151,28 +168,27 @@ impl Profile {
 
     pub fn load(path: &Path) -> Result<Profile, ProfileError> {
         let w = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ProfileError::Invalid { where_: w.clone(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|cause| ProfileError::Read { where_: w.clone(), cause })?;
         Profile::parse(&text, &w)
     }
 
     pub fn from_value(v: &Value, where_: &str) -> Result<Profile, ProfileError> {
-        let p: Profile = serde_json::from_value(v.clone())
-            .map_err(|e| ProfileError::Invalid { where_: where_.into(), message: e.to_string() })?;
-        p.check().map_err(|message| ProfileError::Invalid { where_: where_.into(), message })?;
+        let p: Profile =
+            serde_json::from_value(v.clone()).map_err(|cause| ProfileError::Json { where_: where_.into(), cause })?;
+        p.check().map_err(|problem| ProfileError::Invalid { where_: where_.into(), problem })?;
         Ok(p)
     }
 
     pub fn parse(text: &str, where_: &str) -> Result<Profile, ProfileError> {
-        let p: Profile = serde_json::from_str(text)
-            .map_err(|e| ProfileError::Invalid { where_: where_.into(), message: e.to_string() })?;
-        p.check().map_err(|message| ProfileError::Invalid { where_: where_.into(), message })?;
+        let p: Profile =
+            serde_json::from_str(text).map_err(|cause| ProfileError::Json { where_: where_.into(), cause })?;
+        p.check().map_err(|problem| ProfileError::Invalid { where_: where_.into(), problem })?;
         Ok(p)
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ProfileProblem> {
         if self.schema != PROFILE_SCHEMA {
-            return Err(format!("schema is '{}', expected '{PROFILE_SCHEMA}'", self.schema));
+            return Err(ProfileProblem::Schema(self.schema.clone()));
         }
         let shares = [
             ("perception.relabel.share", self.perception.relabel.share),
@@ -180,19 +196,19 @@ impl Profile {
             ("execution.swallow_clicks.share", self.execution.swallow_clicks.share),
             ("execution.late_render.share", self.execution.late_render.share),
         ];
-        for (name, v) in shares {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(format!("{name} is {v}, expected a share in [0, 1]"));
+        for (name, value) in shares {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(ProfileProblem::Share { name, value });
             }
         }
         if let Some(m) = &self.execution.interstitial {
             if m.first_step > m.last_step {
-                return Err("execution.interstitial.first_step is after last_step".into());
+                return Err(ProfileProblem::InterstitialSteps);
             }
         }
         for (k, v) in &self.perception.relabel.synonyms {
             if k.to_lowercase() != *k || v.is_empty() || v.iter().any(|s| s.is_empty()) {
-                return Err(format!("perception.relabel.synonyms['{k}'] must be lowercase with non-empty synonyms"));
+                return Err(ProfileProblem::Synonyms(k.clone()));
             }
         }
         Ok(())

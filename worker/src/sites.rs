@@ -46,6 +46,57 @@ pub enum SiteError {
     Login { image: String, message: String },
 }
 
+/// A `--reset-policy` (or a sites file's `reset_policy`) that names no policy.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown reset policy '{0}' (expected before-each, after-mutation or never)")]
+pub struct UnknownResetPolicy(pub String);
+
+/// What is wrong with a sites config ([`Remote::new`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("backend is '{0}', expected env-ctrl or external")]
+    Backend(String),
+    #[error("sites.{image}: expected an image name like gitlab-v1")]
+    Image { image: String },
+    #[error("sites.{image}.{field} '{url}' is not an http(s) URL")]
+    NotHttp { image: String, field: &'static str, url: String },
+    #[error("sites.{image}.reset_command is required by the external backend")]
+    NoResetCommand { image: String },
+    #[error("http client: {0}")]
+    HttpClient(reqwest::Error),
+}
+
+/// Why an env-ctrl server did not reset or answer its health route.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvCtrlError {
+    #[error("{method} {url}: {cause}")]
+    Request { method: &'static str, url: String, cause: reqwest::Error },
+    #[error("POST {url} answered {status}{}", because(.why))]
+    Refused { url: String, status: reqwest::StatusCode, why: String },
+}
+
+/// `: why`, or nothing when the server gave no reason.
+fn because(why: &str) -> String {
+    if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {why}")
+    }
+}
+
+/// Why a Playwright `storage_state` file gives no cookies ([`storage_state_cookies`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StorageStateError {
+    #[error("storage_state {path}: {cause}")]
+    Read { path: String, cause: std::io::Error },
+    #[error("storage_state {path}: {cause}")]
+    Json { path: String, cause: serde_json::Error },
+    #[error("storage_state {path}: no \"cookies\" array")]
+    NoCookies { path: String },
+    #[error("storage_state {path}: a cookie without a name or value")]
+    Cookie { path: String },
+}
+
 /// Cookies as (name, value).
 pub type Cookies = Vec<(String, String)>;
 
@@ -61,13 +112,13 @@ pub enum ResetPolicy {
 }
 
 impl std::str::FromStr for ResetPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownResetPolicy;
+    fn from_str(s: &str) -> Result<Self, UnknownResetPolicy> {
         match s {
             "before-each" => Ok(ResetPolicy::BeforeEach),
             "after-mutation" => Ok(ResetPolicy::AfterMutation),
             "never" => Ok(ResetPolicy::Never),
-            _ => Err(format!("unknown reset policy '{s}' (expected before-each, after-mutation or never)")),
+            _ => Err(UnknownResetPolicy(s.to_string())),
         }
     }
 }
@@ -257,34 +308,38 @@ impl Remote {
         let err = |message: String| SiteError::Config { path: p.clone(), message };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let cfg: SitesConfig = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
-        Remote::new(cfg).map_err(err)
+        Remote::new(cfg).map_err(|e| err(e.to_string()))
     }
 
-    pub fn new(cfg: SitesConfig) -> Result<Remote, String> {
+    pub fn new(cfg: SitesConfig) -> Result<Remote, ConfigError> {
         if cfg.backend != "env-ctrl" && cfg.backend != "external" {
-            return Err(format!("backend is '{}', expected env-ctrl or external", cfg.backend));
+            return Err(ConfigError::Backend(cfg.backend.clone()));
         }
         let mut entries = BTreeMap::new();
         for (image, entry) in &cfg.sites {
-            let key =
-                parse_image(image).ok_or_else(|| format!("sites.{image}: expected an image name like gitlab-v1"))?;
+            let key = parse_image(image).ok_or_else(|| ConfigError::Image { image: image.clone() })?;
+            let not_http = |field: &'static str, url: &str| ConfigError::NotHttp {
+                image: image.clone(),
+                field,
+                url: url.to_string(),
+            };
             if !entry.url.starts_with("http://") && !entry.url.starts_with("https://") {
-                return Err(format!("sites.{image}.url '{}' is not an http(s) URL", entry.url));
+                return Err(not_http("url", &entry.url));
             }
             if let Some(u) = &entry.env_ctrl {
                 if !u.starts_with("http://") && !u.starts_with("https://") {
-                    return Err(format!("sites.{image}.env_ctrl '{u}' is not an http(s) URL"));
+                    return Err(not_http("env_ctrl", u));
                 }
             }
             if cfg.backend == "external" && entry.reset_command.is_none() {
-                return Err(format!("sites.{image}.reset_command is required by the external backend"));
+                return Err(ConfigError::NoResetCommand { image: image.clone() });
             }
             entries.insert(key, entry.clone());
         }
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(cfg.reset_timeout_s))
             .build()
-            .map_err(|e| format!("http client: {e}"))?;
+            .map_err(ConfigError::HttpClient)?;
         Ok(Remote { cfg, entries, http, dirty: DirtySites::new() })
     }
 
@@ -311,46 +366,50 @@ impl Remote {
     }
 
     /// WebArena-Verified's reset: `POST /reset`, or `POST /restart?wait=1` where the server has no `/reset`.
-    async fn env_ctrl_reset(&self, ctl: &str) -> Result<(), String> {
-        let mut url = format!("{ctl}/reset");
-        let mut r = self.http.post(&url).send().await.map_err(|x| format!("POST {url}: {x}"))?;
+    async fn env_ctrl_reset(&self, ctl: &str) -> Result<(), EnvCtrlError> {
+        let post = |url: String| async move {
+            match self.http.post(&url).send().await {
+                Ok(r) => Ok((url, r)),
+                Err(cause) => Err(EnvCtrlError::Request { method: "POST", url, cause }),
+            }
+        };
+        let (mut url, mut r) = post(format!("{ctl}/reset")).await?;
         if r.status() == reqwest::StatusCode::NOT_FOUND {
-            url = format!("{ctl}/restart?wait=1");
-            r = self.http.post(&url).send().await.map_err(|x| format!("POST {url}: {x}"))?;
+            (url, r) = post(format!("{ctl}/restart?wait=1")).await?;
         }
         let status = r.status();
         let body: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
         if !status.is_success() || body.get("success").and_then(serde_json::Value::as_bool) == Some(false) {
             let why =
                 body.get("message").or_else(|| body.get("error")).and_then(serde_json::Value::as_str).unwrap_or("");
-            return Err(format!(
-                "POST {url} answered {status}{}",
-                if why.is_empty() { String::new() } else { format!(": {why}") }
-            ));
+            return Err(EnvCtrlError::Refused { url, status, why: why.to_string() });
         }
         Ok(())
     }
 
     /// One health probe: `GET /health`, or `/status` where the server has no `/health`; true when it says `success`.
-    pub async fn env_ctrl_healthy(&self, ctl: &str) -> Result<bool, String> {
-        let mut url = format!("{ctl}/health");
-        let probe = Duration::from_secs(10);
-        let mut r = self.http.get(&url).timeout(probe).send().await.map_err(|x| format!("GET {url}: {x}"))?;
+    pub async fn env_ctrl_healthy(&self, ctl: &str) -> Result<bool, EnvCtrlError> {
+        let get = |url: String| async move {
+            match self.http.get(&url).timeout(Duration::from_secs(10)).send().await {
+                Ok(r) => Ok(r),
+                Err(cause) => Err(EnvCtrlError::Request { method: "GET", url, cause }),
+            }
+        };
+        let mut r = get(format!("{ctl}/health")).await?;
         if r.status() == reqwest::StatusCode::NOT_FOUND {
-            url = format!("{ctl}/status");
-            r = self.http.get(&url).timeout(probe).send().await.map_err(|x| format!("GET {url}: {x}"))?;
+            r = get(format!("{ctl}/status")).await?;
         }
         let body: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
         Ok(body.get("success").and_then(serde_json::Value::as_bool).unwrap_or(false))
     }
 
     /// Polls the health route until the site is healthy; the caller bounds the wait.
-    async fn wait_healthy(&self, ctl: &str) -> Result<(), String> {
+    async fn wait_healthy(&self, ctl: &str) {
         let mut pause = Duration::from_millis(100);
         loop {
             // A server still restarting may refuse connections: keep polling until the deadline.
             if let Ok(true) = self.env_ctrl_healthy(ctl).await {
-                return Ok(());
+                return;
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_secs(2));
@@ -367,7 +426,7 @@ impl Remote {
             return match self.env_ctrl_healthy(ctl).await {
                 Ok(true) => Ok(()),
                 Ok(false) => Err(err(format!("{ctl}/health does not say success"))),
-                Err(x) => Err(err(x)),
+                Err(x) => Err(err(x.to_string())),
             };
         }
         let r = self.http.get(&e.url).timeout(Duration::from_secs(10)).send().await.map_err(|x| err(x.to_string()))?;
@@ -392,21 +451,22 @@ impl Remote {
 }
 
 /// The cookies of a Playwright `storage_state` file (`{"cookies": [{"name", "value", ...}], "origins": [...]}`).
-pub fn storage_state_cookies(path: &Path) -> Result<Cookies, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("storage_state {}: {e}", path.display()))?;
+pub fn storage_state_cookies(path: &Path) -> Result<Cookies, StorageStateError> {
+    let shown = || path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|cause| StorageStateError::Read { path: shown(), cause })?;
     let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("storage_state {}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|cause| StorageStateError::Json { path: shown(), cause })?;
     let cookies = v
         .get("cookies")
         .and_then(serde_json::Value::as_array)
-        .ok_or_else(|| format!("storage_state {}: no \"cookies\" array", path.display()))?;
+        .ok_or_else(|| StorageStateError::NoCookies { path: shown() })?;
     cookies
         .iter()
         .map(|c| {
             let field = |k: &str| c.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
             match (field("name"), field("value")) {
                 (Some(n), Some(v)) => Ok((n, v)),
-                _ => Err(format!("storage_state {}: a cookie without a name or value", path.display())),
+                _ => Err(StorageStateError::Cookie { path: shown() }),
             }
         })
         .collect()
@@ -436,11 +496,12 @@ impl SiteManager for Remote {
                 let ctl = ctl.trim_end_matches('/');
                 let work = async {
                     self.env_ctrl_reset(ctl).await?;
-                    self.wait_healthy(ctl).await
+                    self.wait_healthy(ctl).await;
+                    Ok::<(), EnvCtrlError>(())
                 };
                 match tokio::time::timeout(limit, work).await {
                     Err(_) => Err(err(format!("{ctl} was not healthy within {} s of the reset", limit.as_secs()))),
-                    Ok(r) => r.map_err(err),
+                    Ok(r) => r.map_err(|e| err(e.to_string())),
                 }
             } else if self.cfg.backend == "env-ctrl" {
                 let url = format!("{}{}/reset", e.url.trim_end_matches('/'), self.cfg.control_path);
@@ -486,7 +547,7 @@ impl SiteManager for Remote {
             };
             storage_state_cookies(Path::new(&path))
                 .map(Some)
-                .map_err(|message| SiteError::Login { image: site.image(version), message })
+                .map_err(|e| SiteError::Login { image: site.image(version), message: e.to_string() })
         })
     }
 
@@ -507,7 +568,7 @@ mod tests {
     fn configs_name_what_is_wrong() {
         let bad = |text: &str| {
             let cfg: SitesConfig = serde_json::from_str(text).unwrap();
-            Remote::new(cfg).err().unwrap_or_default()
+            Remote::new(cfg).err().map(|e| e.to_string()).unwrap_or_default()
         };
         assert!(bad(r#"{"backend": "docker", "sites": {}}"#).contains("backend"));
         assert!(bad(r#"{"backend": "env-ctrl", "sites": {"gitlab-v3": {"url": "http://x"}}}"#).contains("gitlab-v3"));

@@ -341,7 +341,7 @@ pub async fn run_step(
             let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
             let read = match pattern {
                 None => text,
-                Some(p) => read_pattern(p, &text).map_err(ActError::Failed)?,
+                Some(p) => read_pattern(p, &text).map_err(|e| ActError::Failed(e.to_string()))?,
             };
             Ok(Some(read_value(values.as_ref(), read)))
         }
@@ -349,13 +349,24 @@ pub async fn run_step(
     }
 }
 
+/// Why a `read` step's `pattern` takes nothing from the text.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadPatternError {
+    #[error("read pattern /{pattern}/ is not a regular expression: {cause}")]
+    NotRegex { pattern: String, cause: regex::Error },
+    /// `text` is the text read, shortened.
+    #[error("the text read, '{text}', does not match /{pattern}/")]
+    NoMatch { text: String, pattern: String },
+}
+
 /// The answer a `read` step's `pattern` takes from the text: its first capture group, or the whole
 /// match when it has none.
-pub fn read_pattern(pattern: &str, text: &str) -> Result<String, String> {
-    let re =
-        regex::Regex::new(pattern).map_err(|e| format!("read pattern /{pattern}/ is not a regular expression: {e}"))?;
-    let caps = re.captures(text).ok_or_else(|| {
-        format!("the text read, '{}', does not match /{pattern}/", skillshift_common::text::short(text))
+pub fn read_pattern(pattern: &str, text: &str) -> Result<String, ReadPatternError> {
+    let re = regex::Regex::new(pattern)
+        .map_err(|cause| ReadPatternError::NotRegex { pattern: pattern.to_string(), cause })?;
+    let caps = re.captures(text).ok_or_else(|| ReadPatternError::NoMatch {
+        text: skillshift_common::text::short(text).to_string(),
+        pattern: pattern.to_string(),
     })?;
     Ok(caps.get(1).or_else(|| caps.get(0)).map(|m| m.as_str().to_string()).unwrap_or_default())
 }
@@ -550,11 +561,11 @@ mod tests {
 
     #[test]
     fn a_read_pattern_takes_its_first_group_or_the_whole_match() {
-        assert_eq!(read_pattern(r"^(\d+) approved", "1 approved comment").as_deref(), Ok("1"));
-        assert_eq!(read_pattern(r"\d+", "28 items").as_deref(), Ok("28"));
-        let miss = read_pattern(r"^(\d+)", "No comments").unwrap_err();
+        assert_eq!(read_pattern(r"^(\d+) approved", "1 approved comment").ok().as_deref(), Some("1"));
+        assert_eq!(read_pattern(r"\d+", "28 items").ok().as_deref(), Some("28"));
+        let miss = read_pattern(r"^(\d+)", "No comments").unwrap_err().to_string();
         assert!(miss.contains("'No comments'") && miss.contains("does not match"), "{miss}");
-        assert!(read_pattern("(", "x").unwrap_err().contains("not a regular expression"));
+        assert!(read_pattern("(", "x").unwrap_err().to_string().contains("not a regular expression"));
     }
 
     #[test]

@@ -52,7 +52,7 @@ use tracing::Instrument;
 pub use finish::{trace_id, Finished};
 pub use journal::{Event, EventSink};
 pub(crate) use prepare::set_cookies;
-pub use source::{NetworkTrace, RunContext, TaskFn, TaskSource};
+pub use source::{BadNetworkTrace, NetworkTrace, NoTask, RunContext, TaskFn, TaskSource};
 
 use crate::agent::{Agent, AgentError};
 use crate::browser::{BrowserError, Driver, Session};

@@ -41,7 +41,7 @@ pub(super) fn task_and_site(
             format!("{uid} does not run under {} (a {} condition)", spec.condition, spec.condition.version()),
         ));
     }
-    let task = ctx.task(uid.site, uid.version, uid.task_id).map_err(|e| err(ErrorReason::Task, e))?;
+    let task = ctx.task(uid.site, uid.version, uid.task_id).map_err(|e| err(ErrorReason::Task, e.to_string()))?;
     let endpoint = ctx.sites.endpoint(uid.site, uid.version).map_err(|e| err(ErrorReason::Site, e.to_string()))?;
     p.images.insert(endpoint.image.clone(), endpoint.digest.clone().unwrap_or_else(|| "unknown".into()));
     let ph = Placeholders(vec![
@@ -81,7 +81,8 @@ pub(super) async fn sign_in(
     // WebArena's own `storage_state` (a Playwright state file the task names), when it is on this machine.
     let task_state = task.storage_state.as_deref().map(std::path::Path::new).filter(|p| p.is_file());
     if let (true, Some(path)) = (task.require_login, task_state) {
-        let cookies = crate::sites::storage_state_cookies(path).map_err(|m| err(ErrorReason::SiteLogin, m))?;
+        let cookies =
+            crate::sites::storage_state_cookies(path).map_err(|e| err(ErrorReason::SiteLogin, e.to_string()))?;
         capture.secrets(cookies.iter().map(|(_, value)| value.clone()));
         return set_cookies(session, &ph.apply("__SITE__"), cookies).await.map_err(browser_end);
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use skillshift_common::task::Task;
+use skillshift_common::task::{Task, TaskFileError};
 use skillshift_common::trajectory::ScreenshotPolicy;
 use skillshift_common::{Site, Version};
 
@@ -76,6 +76,25 @@ pub enum NetworkTrace {
     Bodies,
 }
 
+/// A `SKILLSHIFT_NETWORK_TRACE` other than `on`, `off` or `bodies`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadNetworkTrace {
+    #[error("{var} is '{0}': expected on, off or bodies", var = NetworkTrace::VAR)]
+    Value(String),
+    #[error("{var} is {0:?}: expected on, off or bodies", var = NetworkTrace::VAR)]
+    NotUnicode(std::ffi::OsString),
+}
+
+/// Why a uid names no task ([`RunContext::task`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NoTask {
+    /// The site-version's task file does not load.
+    #[error(transparent)]
+    File(#[from] TaskFileError),
+    #[error("{site}.{version} has no task {task_id} ({count} tasks)")]
+    Missing { site: Site, version: Version, task_id: u32, count: usize },
+}
+
 impl NetworkTrace {
     /// The environment variable it is read from.
     pub const VAR: &'static str = "SKILLSHIFT_NETWORK_TRACE";
@@ -83,13 +102,11 @@ impl NetworkTrace {
     /// The setting of the environment; a value other than `on`, `off` or `bodies` is an error naming
     /// it. Every command that runs attempts checks it before it starts ([`RunContext::new`] reads it
     /// again and keeps the trace on for a value nobody checked).
-    pub fn from_env() -> Result<NetworkTrace, String> {
+    pub fn from_env() -> Result<NetworkTrace, BadNetworkTrace> {
         match std::env::var(Self::VAR) {
             Err(std::env::VarError::NotPresent) => Ok(NetworkTrace::On),
             Ok(v) => v.parse(),
-            Err(std::env::VarError::NotUnicode(v)) => {
-                Err(format!("{} is {v:?}: expected on, off or bodies", Self::VAR))
-            }
+            Err(std::env::VarError::NotUnicode(v)) => Err(BadNetworkTrace::NotUnicode(v)),
         }
     }
 
@@ -100,13 +117,13 @@ impl NetworkTrace {
 }
 
 impl std::str::FromStr for NetworkTrace {
-    type Err = String;
+    type Err = BadNetworkTrace;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "on" | "" => Ok(NetworkTrace::On),
             "off" => Ok(NetworkTrace::Off),
             "bodies" => Ok(NetworkTrace::Bodies),
-            other => Err(format!("{} is '{other}': expected on, off or bodies", NetworkTrace::VAR)),
+            other => Err(BadNetworkTrace::Value(other.to_string())),
         }
     }
 }
@@ -130,7 +147,7 @@ impl RunContext {
     }
 
     /// The task of a uid, loading its file once.
-    pub fn task(&self, site: Site, version: Version, task_id: u32) -> Result<Task, String> {
+    pub fn task(&self, site: Site, version: Version, task_id: u32) -> Result<Task, NoTask> {
         let cached = self.cache.lock().ok().and_then(|c| c.get(&(site, version)).cloned());
         let tasks = match cached {
             Some(t) => t,
@@ -138,12 +155,12 @@ impl RunContext {
                 let loaded = match &self.tasks {
                     TaskSource::Dir(dir) => {
                         let path = skillshift_common::task::task_file_path(dir, site, version);
-                        skillshift_common::task::load_task_file(&path, site).map_err(|e| e.to_string())?
+                        skillshift_common::task::load_task_file(&path, site)?
                     }
                     TaskSource::DirReal(dir, real) => {
                         let on_real = real.contains(&(site, version));
                         let path = skillshift_common::task::task_file_path_on(dir, site, version, on_real);
-                        skillshift_common::task::load_task_file(&path, site).map_err(|e| e.to_string())?
+                        skillshift_common::task::load_task_file(&path, site)?
                     }
                     TaskSource::Given(tasks) => tasks(site, version),
                 };
@@ -154,9 +171,11 @@ impl RunContext {
                 arc
             }
         };
-        tasks
-            .get(task_id as usize)
-            .cloned()
-            .ok_or_else(|| format!("{site}.{version} has no task {task_id} ({} tasks)", tasks.len()))
+        tasks.get(task_id as usize).cloned().ok_or_else(|| NoTask::Missing {
+            site,
+            version,
+            task_id,
+            count: tasks.len(),
+        })
     }
 }

@@ -196,7 +196,7 @@ fn the_network_trace_setting_is_on_off_or_bodies_and_nothing_else() {
         assert_eq!(text.parse::<NetworkTrace>(), Ok(want), "{text:?}");
     }
     let e = "Off".parse::<NetworkTrace>().expect_err("refused");
-    assert_eq!(e, "SKILLSHIFT_NETWORK_TRACE is 'Off': expected on, off or bodies");
+    assert_eq!(e.to_string(), "SKILLSHIFT_NETWORK_TRACE is 'Off': expected on, off or bodies");
     assert!(NetworkTrace::Bodies.records() && !NetworkTrace::Off.records());
 }
 

@@ -134,7 +134,7 @@ impl AxTree {
     }
 
     /// [`AxTree::from_json`] of a DevTools answer, whichever form it came in.
-    pub fn from_answer(answer: &crate::cdp::Answer) -> Result<AxTree, String> {
+    pub fn from_answer(answer: &crate::cdp::Answer) -> Result<AxTree, crate::cdp::UnreadableAnswer> {
         Ok(AxTree::from_raw(answer.read()?))
     }
 

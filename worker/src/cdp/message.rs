@@ -12,6 +12,18 @@ use super::{cbor, CallError};
 
 pub(super) type Reply = Result<Answer, CallError>;
 
+/// Why an answer does not read as the caller's type.
+#[derive(Debug, thiserror::Error)]
+pub enum UnreadableAnswer {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Cbor(#[from] cbor::CborError),
+    /// A part's range that lies outside the pipe message it points into.
+    #[error("a part outside its message")]
+    OutsideMessage,
+}
+
 /// A command's result, read by the caller into its own type ([`Answer::read`]): JSON text from
 /// the WebSocket, or the browser's own CBOR from the pipe, read without a JSON text in between.
 #[derive(Debug, Clone)]
@@ -25,12 +37,12 @@ pub(super) enum Payload {
 }
 
 impl Payload {
-    pub(super) fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, String> {
+    pub(super) fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, UnreadableAnswer> {
         match self {
-            Payload::Json(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+            Payload::Json(text) => Ok(serde_json::from_str(text)?),
             Payload::Cbor(message, part) => {
-                let bytes = message.get(part.clone()).ok_or("a part outside its message")?;
-                cbor::from_slice(bytes).map_err(|e| e.to_string())
+                let bytes = message.get(part.clone()).ok_or(UnreadableAnswer::OutsideMessage)?;
+                Ok(cbor::from_slice(bytes)?)
             }
         }
     }
@@ -43,7 +55,7 @@ impl Answer {
     }
 
     /// The answer as `T` (which may borrow text from it); why not, when it does not read as one.
-    pub fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, String> {
+    pub fn read<'a, T: Deserialize<'a>>(&'a self) -> Result<T, UnreadableAnswer> {
         self.0.read()
     }
 }

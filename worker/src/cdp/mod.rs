@@ -52,7 +52,7 @@ mod tabs;
 
 pub use dialogs::{accepts, Dialog};
 use dialogs::{answer_dialog, DialogLog};
-pub use message::{Answer, Event};
+pub use message::{Answer, Event, UnreadableAnswer};
 use message::{ErrorBody, Incoming, Payload, Reply, Routed};
 pub use tabs::TabSetup;
 use tabs::{ask_for, auto_attached, TabState};

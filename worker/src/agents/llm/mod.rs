@@ -37,7 +37,8 @@ pub enum LlmError {
     #[error("{url} answered http {status} after {attempts} attempt(s): {body}")]
     Status { url: String, status: u16, attempts: u32, body: String },
     #[error("{url} could not be reached after {attempts} attempt(s): {reason}")]
-    Transport { url: String, attempts: u32, reason: String },
+    /// `timed_out`: the last try ran out of time (its `error.type` is `timeout`).
+    Transport { url: String, attempts: u32, reason: String, timed_out: bool },
     #[error("{url} sent a reply that is not a chat completion: {reason}")]
     BadResponse { url: String, reason: String },
 }
@@ -161,7 +162,13 @@ pub struct OpenAiClient {
 /// One HTTP try's result, classified for the retry loop.
 enum Try {
     Done(ChatResponse),
-    Retry { reason: String, status: Option<u16>, retry_after: Option<Duration> },
+    /// `timed_out`: the request or its body ran out of time.
+    Retry {
+        reason: String,
+        status: Option<u16>,
+        retry_after: Option<Duration>,
+        timed_out: bool,
+    },
     Fail(LlmError),
 }
 
@@ -201,7 +208,9 @@ impl OpenAiClient {
         }
         let resp = match req.send().await {
             Ok(r) => r,
-            Err(e) => return Try::Retry { reason: describe(&e), status: None, retry_after: None },
+            Err(e) => {
+                return Try::Retry { reason: describe(&e), status: None, retry_after: None, timed_out: e.is_timeout() }
+            }
         };
         let status = resp.status();
         let retry_after = resp
@@ -212,7 +221,10 @@ impl OpenAiClient {
             .and_then(|s| Duration::try_from_secs_f64(s).ok());
         let bytes = match read_body(resp).await {
             Ok(b) => b,
-            Err(reason) => return Try::Retry { reason, status: None, retry_after: None },
+            Err(e) => {
+                let timed_out = matches!(&e, BodyError::Transfer(x) if x.is_timeout());
+                return Try::Retry { reason: e.to_string(), status: None, retry_after: None, timed_out };
+            }
         };
         if status.is_success() {
             return match serde_json::from_slice::<ChatResponse>(&bytes) {
@@ -222,7 +234,7 @@ impl OpenAiClient {
         }
         let text = snippet(&bytes);
         if status.as_u16() == 429 || status.is_server_error() {
-            Try::Retry { reason: text, status: Some(status.as_u16()), retry_after }
+            Try::Retry { reason: text, status: Some(status.as_u16()), retry_after, timed_out: false }
         } else {
             Try::Fail(LlmError::Status { url: self.url.clone(), status: status.as_u16(), attempts: 0, body: text })
         }
@@ -243,17 +255,17 @@ impl OpenAiClient {
             let tried = self.try_once(&body).await;
             let (result, used) = permit_result(&tried);
             permit.release(result, used);
-            let (reason, status, retry_after) = match tried {
+            let (reason, status, retry_after, timed_out) = match tried {
                 Try::Done(r) => break r,
                 Try::Fail(LlmError::Status { url, status, body, .. }) => {
                     return Err(LlmError::Status { url, status, attempts, body })
                 }
                 Try::Fail(e) => return Err(e),
-                Try::Retry { reason, status, retry_after } => (reason, status, retry_after),
+                Try::Retry { reason, status, retry_after, timed_out } => (reason, status, retry_after, timed_out),
             };
             let give_up = |reason: String| match status {
                 Some(status) => LlmError::Status { url: self.url.clone(), status, attempts, body: reason },
-                None => LlmError::Transport { url: self.url.clone(), attempts, reason },
+                None => LlmError::Transport { url: self.url.clone(), attempts, reason, timed_out },
             };
             if attempts > cfg.retry.max_retries {
                 return Err(give_up(reason));
@@ -383,18 +395,28 @@ fn error_type(e: &LlmError) -> String {
     match e {
         LlmError::Config(_) => "config".into(),
         LlmError::Status { status, .. } => format!("http_{status}"),
-        LlmError::Transport { reason, .. } if reason.starts_with("timed out") => "timeout".into(),
+        LlmError::Transport { timed_out: true, .. } => "timeout".into(),
         LlmError::Transport { .. } => "transport".into(),
         LlmError::BadResponse { .. } => "bad_reply".into(),
     }
 }
 
+/// Why a reply's body was not read ([`read_body`]).
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    /// The transfer broke off; shown as [`describe`] shows a request's error.
+    #[error("{}", describe(.0))]
+    Transfer(reqwest::Error),
+    #[error("reply body larger than {} bytes", MAX_BODY_BYTES)]
+    TooLarge,
+}
+
 /// Reads a body up to [`MAX_BODY_BYTES`].
-async fn read_body(mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn read_body(mut resp: reqwest::Response) -> Result<Vec<u8>, BodyError> {
     let mut out = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e))? {
+    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Transfer)? {
         if out.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(format!("reply body larger than {MAX_BODY_BYTES} bytes"));
+            return Err(BodyError::TooLarge);
         }
         out.extend_from_slice(&chunk);
     }
