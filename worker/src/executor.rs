@@ -10,6 +10,8 @@ use skillshift_common::blob::Blob;
 use skillshift_common::{AttemptSpec, Record, Site, Version};
 use tokio_util::sync::CancellationToken;
 
+use crate::preflight::PreflightError;
+
 pub trait Executor: Send + Sync + 'static {
     /// The (site, version) pairs this executor can run.
     fn hosts(&self) -> Vec<(Site, Version)>;
@@ -30,7 +32,7 @@ pub trait Executor: Send + Sync + 'static {
 
     /// Whether the executor can run attempts now (for the browser executor: a browser starts); `Err` says why
     /// not. A worker that stopped taking work after repeated browser errors asks this before it takes more.
-    fn check(&self) -> BoxFuture<'static, Result<(), String>> {
+    fn check(&self) -> BoxFuture<'static, Result<(), PreflightError>> {
         Box::pin(async { Ok(()) })
     }
 

@@ -18,6 +18,7 @@ use crate::attempt::{run_attempt_traced, AgentFactory, RunContext};
 use crate::browser::{BrowserConfig, Driver};
 use crate::executor::Executor;
 use crate::llm_permit::PermitGate;
+use crate::preflight::PreflightError;
 
 pub struct BrowserExecutor {
     ctx: Arc<RunContext>,
@@ -81,11 +82,9 @@ impl Executor for BrowserExecutor {
         self.slots
     }
 
-    fn check(&self) -> BoxFuture<'static, Result<(), String>> {
+    fn check(&self) -> BoxFuture<'static, Result<(), PreflightError>> {
         let cfg = self.browser.clone();
-        Box::pin(async move {
-            crate::preflight::check(&cfg, crate::preflight::PREFLIGHT_TIMEOUT).await.map_err(|e| e.to_string())
-        })
+        Box::pin(async move { crate::preflight::check(&cfg, crate::preflight::PREFLIGHT_TIMEOUT).await })
     }
 
     fn execute(&self, spec: AttemptSpec, cancel: CancellationToken) -> BoxFuture<'static, Record> {

@@ -40,6 +40,7 @@ use super::outbox::{self, Outbox, OutboxError};
 use super::wire::{Incoming, Link, LinkError, Outgoing, Received, Uploader};
 use super::{RemoteConfig, RemoteError, Summary};
 use crate::executor::Executor;
+use crate::preflight::PreflightError;
 
 /// What an attempt task reports to the loop.
 enum Done {
@@ -50,7 +51,7 @@ enum Done {
     /// An upload of link generation `.0` ended.
     Uploaded(u64, AttemptKey, Upload),
     /// A check of the executor (its browser starts) ended, `Err` saying why not.
-    Checked(Result<(), String>),
+    Checked(Result<(), PreflightError>),
 }
 
 /// After this many `browser` errors in a row the worker takes no new work until its executor checks out.
@@ -368,7 +369,7 @@ impl Session {
     }
 
     /// A check of the executor ended: on success the withheld credits are offered again.
-    fn on_checked(&mut self, result: Result<(), String>) {
+    fn on_checked(&mut self, result: Result<(), PreflightError>) {
         let Some(b) = &mut self.broken else { return };
         b.checking = false;
         match result {

@@ -18,7 +18,7 @@ use futures::future::BoxFuture;
 use skillshift_common::{AttemptSpec, ErrorReason, Outcome, Record, Site, Version};
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::llm::{ChatMessage, ChatModel, OpenAiClient};
+use crate::agents::llm::{ChatMessage, ChatModel, LlmError, OpenAiClient};
 use crate::executor::Executor;
 
 pub struct SimulatedExecutor {
@@ -57,14 +57,14 @@ fn client_for(llm: &OpenAiClient, spec: &AttemptSpec) -> OpenAiClient {
 }
 
 /// Makes `calls` real calls for a simulated attempt; returns what they used or the first failure.
-async fn real_calls(llm: &dyn ChatModel, spec: &AttemptSpec, calls: u32) -> Result<Used, String> {
+async fn real_calls(llm: &dyn ChatModel, spec: &AttemptSpec, calls: u32) -> Result<Used, LlmError> {
     let (mut tin, mut tout, mut cost) = (0, 0, Some(0.0));
     for step in 0..calls {
         let messages = [
             ChatMessage::system("skillshift --simulate-llm: a load test, not a task; answer with one word."),
             ChatMessage::user(format!("simulated step {step} of {} ({})", spec.uid, spec.condition.as_str())),
         ];
-        let c = llm.complete(&messages).await.map_err(|e| e.to_string())?;
+        let c = llm.complete(&messages).await?;
         tin += c.info.tokens_in;
         tout += c.info.tokens_out;
         cost = cost.zip(c.info.cost_usd).map(|(a, b)| a + b);
