@@ -66,8 +66,6 @@ struct Flight {
     index: usize,
     session: String,
     started: f64,
-    /// The request's wire headers have been put in.
-    wire: bool,
 }
 
 /// The trace of one attempt as its events arrive.
@@ -89,8 +87,8 @@ pub struct Recorder {
     dropped: u64,
     /// `requestId` -> the hop under way.
     flights: HashMap<String, Flight>,
-    /// Wire headers that arrived before their request's event, by `requestId`.
-    early_request_headers: HashMap<String, Vec<NameValue>>,
+    /// Wire headers that arrived before their request's event, by `requestId`, oldest first.
+    early_request_headers: HashMap<String, Vec<Vec<NameValue>>>,
     /// ... and of responses, with the status they came with: a redirect's may come before or after
     /// the next hop's request, so they are matched to their hop by status.
     early_response_headers: HashMap<String, Vec<(i64, Vec<NameValue>)>>,
@@ -98,6 +96,8 @@ pub struct Recorder {
     hops: HashMap<String, Vec<usize>>,
     /// Per entry: its response's wire headers are in.
     wire_response: Vec<bool>,
+    /// Per entry: its request's wire headers are in, or none will come (a redirect served from a cache).
+    wire_request: Vec<bool>,
 }
 
 impl Recorder {
@@ -141,6 +141,10 @@ impl Recorder {
             "Network.requestWillBeSent" => {
                 if let Some(redirect) = p.get("redirectResponse") {
                     if let Some(f) = self.flights.remove(&id) {
+                        // A redirect a cache answered sent nothing on the wire: no wire headers will come for it.
+                        if redirect.get("fromDiskCache").and_then(Value::as_bool) == Some(true) {
+                            self.wire_request[f.index] = true;
+                        }
                         self.respond(f.index, redirect);
                         self.early_response(&id, f.index);
                         self.finish(&f, p);
@@ -152,10 +156,13 @@ impl Recorder {
             }
             "Network.requestWillBeSentExtraInfo" => {
                 let headers = headers_of(p.get("headers"));
-                match self.flights.get_mut(&id) {
-                    Some(f) if !f.wire => {
-                        f.wire = true;
-                        let index = f.index;
+                // A request's hops (a redirect chain shares its `requestId`) are sent one after another, so
+                // their wire headers come in hop order; the next hop's event may come first, so these are the
+                // oldest hop's still without them, not the hop under way.
+                let hop = self.hops.get(&id).and_then(|hops| hops.iter().copied().find(|&i| !self.wire_request[i]));
+                match hop {
+                    Some(index) => {
+                        self.wire_request[index] = true;
                         let e = &mut self.entries[index];
                         e.request.cookies = request_cookies(&headers);
                         if let Some(d) = e.request.post_data.as_mut().filter(|d| d.mime_type.is_empty()) {
@@ -164,9 +171,12 @@ impl Recorder {
                         e.request.headers = headers;
                         self.recount(index);
                     }
-                    _ => {
+                    None => {
                         if self.early_request_headers.len() < MAX_IN_FLIGHT {
-                            self.early_request_headers.insert(id, headers);
+                            let waiting = self.early_request_headers.entry(id).or_default();
+                            if waiting.len() < 32 {
+                                waiting.push(headers);
+                            }
                         }
                     }
                 }
@@ -237,7 +247,16 @@ impl Recorder {
         let Some(r) = p.get("request") else { return };
         let url = str_of(r, "url");
         let mut headers = headers_of(r.get("headers"));
-        let early = self.early_request_headers.remove(id);
+        let early = match self.early_request_headers.get_mut(id) {
+            Some(waiting) if !waiting.is_empty() => {
+                let first = waiting.remove(0);
+                if waiting.is_empty() {
+                    self.early_request_headers.remove(id);
+                }
+                Some(first)
+            }
+            _ => None,
+        };
         let wire = early.is_some();
         if let Some(h) = early {
             headers = h;
@@ -291,6 +310,7 @@ impl Recorder {
         self.total += size;
         self.sizes.push(size);
         self.wire_response.push(false);
+        self.wire_request.push(wire);
         let hops = self.hops.entry(id.to_string()).or_default();
         if hops.len() < 64 {
             hops.push(index);
@@ -300,7 +320,7 @@ impl Recorder {
         }
         self.entries.push(entry);
         let started = p.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0);
-        self.flights.insert(id.to_string(), Flight { index, session: session.to_string(), started, wire });
+        self.flights.insert(id.to_string(), Flight { index, session: session.to_string(), started });
     }
 
     /// Fills entry `index`'s response from a DevTools `Response`.

@@ -77,6 +77,32 @@ fn a_post_its_redirect_and_wire_headers_become_two_entries() {
 }
 
 #[test]
+fn a_redirected_post_s_wire_headers_that_come_after_the_next_hop_are_still_the_post_s() {
+    // Under load Chrome may report a hop's wire headers after the next hop's request (seen once in CI: the
+    // POST's `Sec-Fetch-Mode` landed on the GET it redirected to). Each hop gets its own, in hop order.
+    let mut r = Recorder::start(false);
+    r.add_session("S");
+    r.event("S", "Network.requestWillBeSent", &sent("1", "http://a/save", "POST", json!({"postData": "t=1"})));
+    let redirect = json!({"status": 303, "statusText": "See Other", "headers": {"Location": "/saved"}});
+    r.event(
+        "S",
+        "Network.requestWillBeSent",
+        &sent("1", "http://a/saved", "GET", json!({"redirectResponse": redirect, "timestamp": 10.25})),
+    );
+    let wire = |mode: &str, extra: &str| json!({"requestId": "1", "headers": {"Sec-Fetch-Mode": mode, "X-Hop": extra}});
+    r.event("S", "Network.requestWillBeSentExtraInfo", &wire("navigate", "post"));
+    r.event("S", "Network.requestWillBeSentExtraInfo", &wire("navigate", "get"));
+    // A third hop whose wire headers come before its request.
+    r.event("S", "Network.requestWillBeSentExtraInfo", &wire("navigate", "third"));
+    let again = json!({"status": 302, "statusText": "Found", "headers": {"Location": "/end"}});
+    r.event("S", "Network.requestWillBeSent", &sent("1", "http://a/end", "GET", json!({"redirectResponse": again})));
+    let har = r.take();
+    let hops: Vec<_> = har.log.entries.iter().map(|e| header(&e.request.headers, "x-hop")).collect();
+    assert_eq!(hops, vec![Some("post".into()), Some("get".into()), Some("third".into())]);
+    assert_eq!(header(&har.log.entries[0].request.headers, "sec-fetch-mode").as_deref(), Some("navigate"));
+}
+
+#[test]
 fn the_trace_is_bounded_and_bodies_are_cut() {
     let mut r = Recorder::start(true);
     r.add_session("S");
