@@ -8,9 +8,9 @@
 //! screenshot is a real PNG Chromium takes of a small page first.
 
 mod common;
+use common::wait_for;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 use skillshift_viewer::{router, ExportSource};
@@ -23,21 +23,6 @@ async fn serve(app: axum::Router) -> String {
         let _ = axum::serve(l, app).await;
     });
     format!("http://{addr}")
-}
-
-/// Evaluates `js` until it returns `true`, for at most 15 s.
-async fn wait_for(s: &Session, what: &str, js: &str) {
-    let end = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        if s.eval(js).await.ok() == Some(Value::Bool(true)) {
-            return;
-        }
-        if tokio::time::Instant::now() > end {
-            let body = s.eval("document.body.innerText").await.unwrap_or_default();
-            panic!("timed out waiting for {what}; the page shows:\n{body}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn text(s: &Session, js: &str) -> String {

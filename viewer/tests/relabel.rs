@@ -7,8 +7,9 @@
 //! (`relabel: 'Issues' -> 'Tickets'`), written and read by
 //! `skillshift_common::perturbation`.
 
+mod common;
+
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -18,6 +19,8 @@ use skillshift_common::task::{Eval, EvalType, ReferenceAnswers, Task};
 use skillshift_common::trajectory::Trajectory;
 use skillshift_common::{AttemptSpec, Condition, Site, Version};
 use skillshift_viewer::{router, ExportSource};
+
+use common::wait_for;
 use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
@@ -126,21 +129,6 @@ fn spec() -> AttemptSpec {
         max_steps: 3,
         perturbation_profile: Some(relabel_everything()),
         ..AttemptSpec::example()
-    }
-}
-
-/// Evaluates `js` until it returns `true`, for at most 15 s.
-async fn wait_for(s: &Session, what: &str, js: &str) {
-    let end = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        if s.eval(js).await.ok() == Some(Value::Bool(true)) {
-            return;
-        }
-        if tokio::time::Instant::now() > end {
-            let body = s.eval("document.body.innerText").await.unwrap_or_default();
-            panic!("timed out waiting for {what}; the page shows:\n{body}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

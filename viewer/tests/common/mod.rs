@@ -195,3 +195,18 @@ pub fn write_export(dir: &Path, png: &[u8]) -> String {
     std::fs::write(dir.join("contract.json"), "{}\n").expect("write contract");
     sha
 }
+
+/// Evaluates `js` until it returns `true`, for at most 15 s.
+pub async fn wait_for(s: &skillshift_worker::browser::Session, what: &str, js: &str) {
+    let end = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        if s.eval(js).await.ok() == Some(serde_json::Value::Bool(true)) {
+            return;
+        }
+        if tokio::time::Instant::now() > end {
+            let body = s.eval("document.body.innerText").await.unwrap_or_default();
+            panic!("timed out waiting for {what}; the page shows:\n{body}");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
