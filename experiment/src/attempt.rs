@@ -11,10 +11,10 @@ use skillshift_common::blob::Blob;
 use skillshift_common::evaluate::{verified, Mode};
 use skillshift_common::trajectory::{ScreenshotPolicy, Trajectory};
 use skillshift_common::{AttemptSpec, Condition, Uid};
+use skillshift_worker::attempt::{run_attempt_traced, Event, EventSink, Finished, RunContext};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::perturb::Profile;
 use skillshift_worker::run_executor::factory_for;
-use skillshift_worker::runloop::{run_attempt_traced, Event, EventSink, Finished, RunContext};
 use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 

@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use skillshift_common::skills::Step;
 use skillshift_common::{Site, Version};
 use skillshift_sites::SiteHandle;
-use skillshift_worker::runloop::TaskSource;
+use skillshift_worker::attempt::TaskSource;
 use skillshift_worker::sites::{Cookies, DirtySites, Endpoint, ResetPolicy, SiteError, SiteManager};
 
 /// The fixture sites, served in-process.

@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use skillshift_common::skills::Step;
 use skillshift_common::task::{SiteBases, SiteKey, Task};
 use skillshift_common::{Site, Uid, Version};
-use skillshift_worker::runloop::{TaskFn, TaskSource};
+use skillshift_worker::attempt::{TaskFn, TaskSource};
 use skillshift_worker::sites::{DirtySites, Endpoint, ResetPolicy, SiteError, SiteManager};
 
 /// A WebArena task, resolved, with where it runs.

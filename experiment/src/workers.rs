@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use skillshift_common::{Site, Version};
+use skillshift_worker::attempt::{RunContext, TaskSource};
 use skillshift_worker::browser::BrowserConfig;
 use skillshift_worker::executor::Executor;
 use skillshift_worker::llm_permit::PermitGate;
 use skillshift_worker::remote::simulate::SimulatedExecutor;
 use skillshift_worker::run_executor::BrowserExecutor;
-use skillshift_worker::runloop::{RunContext, TaskSource};
 use skillshift_worker::sites::{Remote, ResetPolicy, SiteManager};
 
 use crate::embedded::{generated_tasks, Embedded};

@@ -16,8 +16,8 @@ use skillshift_worker::agents::reference::ReferenceAgent;
 use skillshift_worker::agents::scripted_llm::{
     element_id, Scripted, ScriptedLlm, COMPLETION_TOKENS, PROMPT_TOKENS, SCRIPTED_MODEL,
 };
+use skillshift_worker::attempt::{run_attempt, AgentFactory, Event, RunContext};
 use skillshift_worker::browser::{BrowserConfig, Driver};
-use skillshift_worker::runloop::{run_attempt, AgentFactory, Event, RunContext};
 use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use skillshift_common::{Condition, Outcome, Record, Site, Uid};
 use skillshift_experiment::embedded::{generated_tasks, Embedded};
+use skillshift_worker::attempt::{run_attempt, RunContext};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::run_executor::factory_for;
-use skillshift_worker::runloop::{run_attempt, RunContext};
 use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 

@@ -14,9 +14,9 @@ use skillshift_common::{Condition, Outcome, Site, Uid, Version};
 use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_telemetry::metrics::WorkerMetrics;
 use skillshift_worker::agent::{Agent, AgentError, Observation, Reply, TaskBrief, Usage};
+use skillshift_worker::attempt::{run_attempt_traced, AgentFactory, RunContext};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::run_executor::factory_for;
-use skillshift_worker::runloop::{run_attempt_traced, AgentFactory, RunContext};
 use skillshift_worker::sites::ResetPolicy;
 use skillshift_worker::CancellationToken;
 

@@ -18,12 +18,12 @@ use skillshift_coordinator::server::{self, Config};
 use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_experiment::export;
 use skillshift_experiment::settings::Connect;
+use skillshift_worker::attempt::{run_attempt_traced, RunContext};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::capture::Capture;
 use skillshift_worker::executor::Executor;
 use skillshift_worker::remote::{self, RemoteConfig};
 use skillshift_worker::run_executor::factory_for;
-use skillshift_worker::runloop::{run_attempt_traced, RunContext};
 use skillshift_worker::sites::{ResetPolicy, SiteManager};
 use skillshift_worker::CancellationToken;
 

@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         bail!("--agent reference needs OPENAI_API_KEY or OPENAI_BASE_URL");
     }
-    skillshift_worker::runloop::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
+    skillshift_worker::attempt::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
     let sweep = args.sweep.settings(args.simulate.is_some())?;
     let settings = LocalSettings {
         sweep,

@@ -17,7 +17,7 @@ use skillshift_common::{Condition, Uid};
 use skillshift_experiment::attempt::{self, RunSettings};
 use skillshift_experiment::settings::Skills;
 use skillshift_experiment::webarena::WebArenaTask;
-use skillshift_worker::runloop::Event;
+use skillshift_worker::attempt::Event;
 use skillshift_worker::sites::ResetPolicy;
 
 use super::flags::{help, AgentArgs, AttemptArgs};
@@ -106,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let telemetry = args.telemetry.config("skillshift-run")?;
     let condition: Condition = args.condition.parse()?;
     let mode: Mode = args.evaluator.parse().map_err(anyhow::Error::msg)?;
-    skillshift_worker::runloop::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
+    skillshift_worker::attempt::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
     let webarena = match &args.tasks {
         Some(file) => {
             let id: i64 =

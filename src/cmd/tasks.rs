@@ -113,7 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
     use skillshift_experiment::audit::{self, AuditSettings};
-    skillshift_worker::runloop::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
+    skillshift_worker::attempt::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
     let mut s = AuditSettings::all(data);
     if !a.sites.is_empty() {
         s.sites = a.sites;

@@ -71,7 +71,7 @@ fn default_name() -> String {
 
 impl Args {
     fn plan(&self, name: String) -> anyhow::Result<WorkerPlan> {
-        skillshift_worker::runloop::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
+        skillshift_worker::attempt::NetworkTrace::from_env().map_err(anyhow::Error::msg)?;
         let runs = match (&self.simulate, &self.sites, self.embedded_sites) {
             (Some(ms), _, _) if self.simulate_llm => Runs::SimulatedLlm(Duration::from_millis(*ms)),
             (Some(ms), _, _) => Runs::Simulated(Duration::from_millis(*ms)),

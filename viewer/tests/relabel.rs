@@ -23,9 +23,9 @@ use skillshift_viewer::{router, ExportSource};
 use common::wait_for;
 use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
+use skillshift_worker::attempt::{run_attempt_traced, RunContext, TaskSource};
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
 use skillshift_worker::perturb::DEFAULT_PROFILE;
-use skillshift_worker::runloop::{run_attempt_traced, RunContext, TaskSource};
 use skillshift_worker::sites::{DirtySites, Endpoint, ResetPolicy, SiteError, SiteManager};
 use skillshift_worker::CancellationToken;
 

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::attempt::set_cookies;
 use crate::bench::p50_p90;
 use crate::browser::{BrowserError, Driver, Session};
-use crate::runloop::set_cookies;
 
 /// A page to measure on, with the cookies that sign its site in (the fixture sites' login).
 #[derive(Debug, Clone)]

@@ -12,8 +12,7 @@
 //! * [`sites`]: the site manager seam and its URL backends (env-ctrl containers, external URLs); the
 //!   embedded fixture sites are assembled elsewhere (`skillshift_experiment::embedded`).
 //! * [`attempt`]: one attempt in rooms: task source, prepare (reset, login, set-up), step (observe/act),
-//!   skill call, finish (score, record), and the journal its events go through; [`runloop`] is its
-//!   former path.
+//!   skill call, finish (score, record), and the journal its events go through.
 //! * [`network`]: the attempt's network trace (HAR), folded from DevTools' events of every tab.
 //! * [`capture`]: the attempt's trajectory as it happens, redacted, with its failure category.
 //! * [`executor`]: the seam between running an attempt and asking for it; [`run_executor`] is the real
@@ -48,7 +47,6 @@ pub mod preflight;
 pub mod recorder;
 pub mod remote;
 pub mod run_executor;
-pub mod runloop;
 pub mod scorer;
 pub mod sites;
 pub mod skill_runtime;

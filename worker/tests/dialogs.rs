@@ -17,8 +17,8 @@ use skillshift_common::trajectory::DialogNote;
 use skillshift_common::{Condition, Outcome, Site, Uid, Version};
 use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
+use skillshift_worker::attempt::{run_attempt_traced, RunContext, TaskSource};
 use skillshift_worker::browser::{BrowserConfig, Driver};
-use skillshift_worker::runloop::{run_attempt_traced, RunContext, TaskSource};
 use skillshift_worker::CancellationToken;
 
 fn pages() -> axum::Router {

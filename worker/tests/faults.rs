@@ -15,8 +15,8 @@ use futures::future::BoxFuture;
 use skillshift_common::{Condition, Outcome, Site, Uid, Version};
 use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
+use skillshift_worker::attempt::{run_attempt, RunContext, TaskSource};
 use skillshift_worker::browser::{BrowserConfig, Driver};
-use skillshift_worker::runloop::{run_attempt, RunContext, TaskSource};
 use skillshift_worker::CancellationToken;
 
 fn pages() -> axum::Router {
@@ -113,7 +113,7 @@ async fn kill_mid_attempt(driver: std::sync::Arc<Driver>, group: bool) -> u32 {
     pid
 }
 
-fn slow_agent() -> skillshift_worker::runloop::AgentFactory {
+fn slow_agent() -> skillshift_worker::attempt::AgentFactory {
     Box::new(|_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
         Ok(Box::new(SlowAgent { stop_at: 6, delay: Duration::from_millis(400) }))
     })

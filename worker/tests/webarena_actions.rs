@@ -21,9 +21,9 @@ use skillshift_common::{Condition, Outcome, Site, Uid, Version};
 use skillshift_worker::action::Action;
 use skillshift_worker::actions::{webarena_key_comb, ActError};
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
+use skillshift_worker::attempt::{run_attempt, RunContext, TaskSource};
 use skillshift_worker::axtree::Snapshot;
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
-use skillshift_worker::runloop::{run_attempt, RunContext, TaskSource};
 use skillshift_worker::tabs::{self, Tabs};
 use skillshift_worker::CancellationToken;
 

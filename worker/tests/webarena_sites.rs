@@ -23,8 +23,8 @@ use serde_json::json;
 use skillshift_common::{Condition, Outcome, Site, Uid, Version};
 use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, TaskBrief, Usage};
+use skillshift_worker::attempt::{run_attempt, RunContext, TaskSource};
 use skillshift_worker::browser::{BrowserConfig, Driver};
-use skillshift_worker::runloop::{run_attempt, RunContext, TaskSource};
 use skillshift_worker::sites::{Remote, SiteManager, SitesConfig};
 use skillshift_worker::CancellationToken;
 
