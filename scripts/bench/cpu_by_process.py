@@ -6,8 +6,10 @@ runs, and prints the CPU-seconds of each kind: Chromium's browser process, rende
 utility processes, the zygote, chromedriver, skillshift, and everything else. A process's CPU is its last
 sample, so a process that exits loses at most its last interval (and one that lives less than an interval is
 missed); its kind comes from its command line. Compare the total with scripts/bench/cpu.sh's machine figure.
+With --threads, each kind is split by thread name (/proc/PID/task/TID/stat, digits dropped): a renderer's main
+thread, its compositor and raster workers, the browser process's UI, IO and in-process GPU threads.
 
-    python3 scripts/bench/cpu_by_process.py [--every S] [--json] -- COMMAND [ARGS...]
+    python3 scripts/bench/cpu_by_process.py [--every S] [--threads] [--json] -- COMMAND [ARGS...]
 """
 import argparse
 import json
@@ -41,9 +43,22 @@ def kind(cmdline):
     return "other"
 
 
-def sample(seen, before=False):
+def stat_of(path):
+    """(thread or process name, CPU-s, start tick) from a /proc stat file."""
+    with open(path) as f:
+        stat = f.read()
+    name = stat[stat.index("(") + 1:stat.rindex(")")]
+    # Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    rest = stat[stat.rindex(")") + 2:].split()
+    return name, (int(rest[11]) + int(rest[12])) / HZ, rest[19]
+
+
+def sample(seen, before=False, threads=False):
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
+            continue
+        if threads:
+            sample_threads(seen, pid, before)
             continue
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -66,10 +81,33 @@ def sample(seen, before=False):
         seen[key][2] = cpu
 
 
+def sample_threads(seen, pid, before):
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return
+    for tid in tids:
+        try:
+            name, cpu, start = stat_of(f"/proc/{pid}/task/{tid}/stat")
+        except (OSError, ValueError, IndexError):
+            continue
+        key = (pid, tid, start)
+        if key not in seen:
+            try:
+                with open(f"/proc/{pid}/cmdline") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            label = f"{kind(cmd)} / {name.rstrip('0123456789')}"
+            seen[key] = [label, cpu if before else 0.0, cpu]
+        seen[key][2] = cpu
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--every", type=float, default=0.1)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--threads", action="store_true", help="split each kind by thread name")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -80,13 +118,13 @@ def main():
         print(f"cpu_by_process.py: --every {a.every}: between 0.01 and 5 seconds", file=sys.stderr)
         return 2
     seen = {}
-    sample(seen, before=True)  # what runs before the command is counted from here on, not before
+    sample(seen, before=True, threads=a.threads)  # what runs before the command is counted from here on, not before
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     while proc.poll() is None:
         time.sleep(a.every)
-        sample(seen)
-    sample(seen)
+        sample(seen, threads=a.threads)
+    sample(seen, threads=a.threads)
     wall = time.monotonic() - t0
     by = {}
     n = {}
@@ -100,7 +138,8 @@ def main():
     else:
         print(f"wall {wall:.1f} s; {total:.1f} CPU-s sampled every {a.every} s")
         for k, v in rows:
-            print(f"  {k:<22} {v:7.1f} CPU-s  {100 * v / total if total else 0:5.1f}%  {n[k]} processes")
+            what = "threads" if a.threads else "processes"
+            print(f"  {k:<40} {v:7.1f} CPU-s  {100 * v / total if total else 0:5.1f}%  {n[k]} {what}")
     return proc.returncode
 
 
