@@ -81,3 +81,25 @@ pub enum VerifiedError {
     #[error("duplicate key '{0}' found during normalization")]
     DuplicateKey(&'static str),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nested_errors_print_the_packages_message_around_the_cause() {
+        let leaf = VerifiedError::Refused { why: "unable to parse date", value: json!("soon") };
+        let e = VerifiedError::Property {
+            name: "due".into(),
+            value: json!(["soon"]),
+            cause: Box::new(VerifiedError::Element { index: 0, item: json!("soon"), cause: Box::new(leaf) }),
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"failed to normalize property 'due': ["soon"]: failed to normalize array element at index 0: "soon": unable to parse date: "soon""#
+        );
+        assert_eq!(VerifiedError::InvalidUrl("a b".into()).to_string(), r#"invalid URL: "a b""#);
+        assert_eq!(VerifiedError::from(DistanceError::Shape("12".into())).to_string(), r#"cannot parse distance "12""#);
+    }
+}
