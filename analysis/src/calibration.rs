@@ -134,6 +134,9 @@ pub enum CalibrationError {
     AnchorRead(PathBuf, std::io::Error),
     #[error("{0}: not an anchor file: {1}")]
     AnchorInvalid(PathBuf, String),
+    /// An anchor that reads as JSON but holds a value no gate could use.
+    #[error("{0}: not an anchor file: {1}")]
+    AnchorUnsound(PathBuf, AnchorProblem),
     #[error(
         "the anchor in {0} is unpublished: there is nothing to grade against yet (see \
          data/reference_results/README.md); calibrate never reports a pass it did not earn"
@@ -169,6 +172,18 @@ pub enum CalibrationError {
          (--allow-simulated, for a demo, marks the output)"
     )]
     SimulatedAnchor(PathBuf),
+}
+
+/// What is wrong with an anchor that reads as JSON ([`load_anchor`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnchorProblem {
+    #[error("threshold_sigma is {0}: it must be a finite number of sigmas >= 0")]
+    Threshold(f64),
+    #[error("cell {site} {condition} {metric}: sigma {sigma} is not a finite number >= 0")]
+    Sigma { site: Site, condition: Condition, metric: &'static str, sigma: f64 },
+    /// A value outside its metric's `range` (`in [0, 100]` for SR, `>= 0` otherwise).
+    #[error("cell {site} {condition} {metric}: value {value} is not {range}")]
+    Value { site: Site, condition: Condition, metric: &'static str, value: f64, range: &'static str },
 }
 
 /// `11, 23, 34` (at most ten, then how many more), for a message.
@@ -224,27 +239,25 @@ pub fn load_anchor(path: &Path) -> Result<Anchor, CalibrationError> {
         bounded::read_to_string(path, MAX_FILE_BYTES).map_err(|e| CalibrationError::AnchorRead(path.into(), e))?;
     let anchor: Anchor =
         serde_json::from_str(&text).map_err(|e| CalibrationError::AnchorInvalid(path.into(), json_error(&e)))?;
-    check_anchor(&anchor).map_err(|why| CalibrationError::AnchorInvalid(path.into(), why))?;
+    check_anchor(&anchor).map_err(|why| CalibrationError::AnchorUnsound(path.into(), why))?;
     Ok(anchor)
 }
 
-fn check_anchor(a: &Anchor) -> Result<(), String> {
+fn check_anchor(a: &Anchor) -> Result<(), AnchorProblem> {
     if check_threshold(a.threshold_sigma).is_err() {
-        return Err(format!("threshold_sigma is {}: it must be a finite number of sigmas >= 0", a.threshold_sigma));
+        return Err(AnchorProblem::Threshold(a.threshold_sigma));
     }
     for (site, conditions) in &a.cells {
         for (condition, cell) in conditions {
             for (metric, v, max) in [("SR", cell.sr, 100.0), ("AS", cell.as_, f64::MAX), ("ASC", cell.asc, f64::MAX)] {
                 let Some(v) = v else { continue };
+                let (site, condition) = (*site, *condition);
                 if !(v.sigma.is_finite() && v.sigma >= 0.0) {
-                    return Err(format!(
-                        "cell {site} {condition} {metric}: sigma {} is not a finite number >= 0",
-                        v.sigma
-                    ));
+                    return Err(AnchorProblem::Sigma { site, condition, metric, sigma: v.sigma });
                 }
                 if !(v.value.is_finite() && (0.0..=max).contains(&v.value)) {
                     let range = if metric == "SR" { "in [0, 100]" } else { ">= 0" };
-                    return Err(format!("cell {site} {condition} {metric}: value {} is not {range}", v.value));
+                    return Err(AnchorProblem::Value { site, condition, metric, value: v.value, range });
                 }
             }
         }

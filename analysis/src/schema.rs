@@ -276,25 +276,41 @@ pub fn check(node: &Node, v: &serde_json::Value, path: &str, out: &mut Vec<Viola
     }
 }
 
-/// The node at a dotted path, or why there is none: the key that is not in
-/// the schema, or the position that cannot be entered.
-pub fn at<'a>(node: &'a Node, path: &str) -> Result<&'a Node, String> {
+/// Why a dotted path names no node of the tree ([`at`]): the key that is not
+/// in the schema, or the position that cannot be entered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// A key that is none of an object's fields; `inside` is the path walked (`the summary` at the top).
+    #[error("'{key}' is not a key of {inside} (it holds {})", .holds.join(", "))]
+    NotAField { key: String, inside: String, holds: Vec<&'static str> },
+    /// A key a map does not accept; `keys` describes those it does.
+    #[error("'{key}' is not a key of {inside} (its keys are {keys})")]
+    NotAKey { key: String, inside: String, keys: &'static str },
+    /// A path that goes on past a position holding `holds`.
+    #[error("{path} is {holds}, not an object")]
+    NotAnObject { path: String, holds: &'static str },
+}
+
+/// The node at a dotted path, or why there is none.
+pub fn at<'a>(node: &'a Node, path: &str) -> Result<&'a Node, PathError> {
     let mut here = node;
     let mut walked = String::new();
     for seg in path.split('.') {
         let next = match here {
-            Node::Obj(fields) => fields.iter().find(|(k, _)| *k == seg).map(|(_, n)| n).ok_or_else(|| {
-                let keys: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
-                let inside = if walked.is_empty() { "the summary".to_string() } else { walked.clone() };
-                format!("'{seg}' is not a key of {inside} (it holds {})", keys.join(", "))
-            })?,
-            Node::Map(accepts, what, child) => {
+            Node::Obj(fields) => {
+                fields.iter().find(|(k, _)| *k == seg).map(|(_, n)| n).ok_or_else(|| PathError::NotAField {
+                    key: seg.to_string(),
+                    inside: if walked.is_empty() { "the summary".to_string() } else { walked.clone() },
+                    holds: fields.iter().map(|(k, _)| *k).collect(),
+                })?
+            }
+            Node::Map(accepts, keys, child) => {
                 if !accepts(seg) {
-                    return Err(format!("'{seg}' is not a key of {walked} (its keys are {what})"));
+                    return Err(PathError::NotAKey { key: seg.to_string(), inside: walked, keys });
                 }
                 child
             }
-            other => return Err(format!("{walked} is {}, not an object", other.describe())),
+            other => return Err(PathError::NotAnObject { path: walked, holds: other.describe() }),
         };
         walked = join(&walked, seg);
         here = next;
@@ -347,10 +363,10 @@ mod tests {
         assert!(matches!(at(&s, "ledger.rates.timeout"), Ok(Node::Num)));
         assert!(matches!(at(&s, "reliability.pass@k.2.overall"), Ok(Node::Num)));
         assert!(matches!(at(&s, "intervals.SR.overall"), Ok(Node::Pair)));
-        let e = at(&s, "ledger.rates.timout").unwrap_err();
+        let e = at(&s, "ledger.rates.timout").unwrap_err().to_string();
         assert!(e.starts_with("'timout' is not a key of ledger.rates (it holds attempt_success,"), "{e}");
-        assert!(at(&s, "costs.total_usd").unwrap_err().contains("not a key of the summary"));
-        assert!(at(&s, "ledger.rates.timeout.x").unwrap_err().contains("ledger.rates.timeout is a number"));
+        assert!(at(&s, "costs.total_usd").unwrap_err().to_string().contains("not a key of the summary"));
+        assert!(at(&s, "ledger.rates.timeout.x").unwrap_err().to_string().contains("ledger.rates.timeout is a number"));
         assert!(is_reason_key("SFR") && is_reason_key("SR.cells.magento.tgt-exec") && !is_reason_key("SR.cells.x"));
     }
 }

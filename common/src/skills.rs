@@ -129,8 +129,47 @@ pub enum SkillLibraryError {
     Io { path: String, source: std::io::Error },
     #[error("{path}: {}", crate::text::json_error(.source))]
     Json { path: String, source: serde_json::Error },
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
+    #[error("{path}: {problem}")]
+    Invalid { path: String, problem: LibraryProblem },
+}
+
+/// What is wrong with a library that reads as one ([`SkillLibrary::check`]); what it echoes is
+/// clipped ([`short`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LibraryProblem {
+    #[error("schema is '{0}', expected '{SKILLS_SCHEMA}'")]
+    Schema(String),
+    /// The skill at this 0-based position has a blank name.
+    #[error("skill {0} (0-based) has an empty name")]
+    EmptyName(usize),
+    #[error("skill '{0}' is defined twice")]
+    Twice(String),
+    #[error("skill '{0}': a param has an empty name")]
+    EmptyParam(String),
+    /// The 0-based step `step` of the skill is wrong.
+    #[error("skill '{skill}' step {step}: {problem}")]
+    Step { skill: String, step: usize, problem: StepProblem },
+}
+
+/// What is wrong with one step of a skill.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepProblem {
+    /// A `read` step's pattern that does not compile (or compiles past the size limit).
+    #[error("pattern /{pattern}/: {cause}")]
+    Pattern { pattern: String, cause: regex::Error },
+    #[error("a target has both name and name_pattern")]
+    NameAndPattern,
+    #[error("name_pattern /{pattern}/: {cause}")]
+    NamePattern { pattern: String, cause: regex::Error },
+    /// A `{{` never closed, in this text.
+    #[error("'{{{{' without a closing '}}}}' in '{0}'")]
+    Unclosed(String),
+    /// A `{{ }}` with no name, in this text.
+    #[error("empty placeholder '{{{{}}}}' in '{0}'")]
+    EmptyPlaceholder(String),
+    /// A placeholder naming no param of the skill.
+    #[error("placeholder '{{{{{0}}}}}' is not a declared param")]
+    Undeclared(String),
 }
 
 impl SkillLibrary {
@@ -141,54 +180,51 @@ impl SkillLibrary {
             .map_err(|source| SkillLibraryError::Io { path: p.clone(), source })?;
         let lib: SkillLibrary =
             serde_json::from_str(&text).map_err(|source| SkillLibraryError::Json { path: p.clone(), source })?;
-        lib.check().map_err(|message| SkillLibraryError::Invalid { path: p, message })?;
+        lib.check().map_err(|problem| SkillLibraryError::Invalid { path: p, problem })?;
         Ok(lib)
     }
 
     /// Checks the schema tag; that every skill has a name, unique in the library, and
     /// named params; and that every step's `{{param}}` is closed, named and declared.
     /// A message names the skill and the step, and clips what it echoes.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LibraryProblem> {
         if self.schema != SKILLS_SCHEMA {
-            return Err(format!("schema is '{}', expected '{SKILLS_SCHEMA}'", short(&self.schema)));
+            return Err(LibraryProblem::Schema(short(&self.schema).into_owned()));
         }
         let mut seen = std::collections::HashSet::new();
         for (n, skill) in self.skills.iter().enumerate() {
             if skill.name.trim().is_empty() {
-                return Err(format!("skill {n} (0-based) has an empty name"));
+                return Err(LibraryProblem::EmptyName(n));
             }
             let name = short(&skill.name);
             if !seen.insert(&skill.name) {
-                return Err(format!("skill '{name}' is defined twice"));
+                return Err(LibraryProblem::Twice(name.into_owned()));
             }
             if skill.params.iter().any(|p| p.trim().is_empty()) {
-                return Err(format!("skill '{name}': a param has an empty name"));
+                return Err(LibraryProblem::EmptyParam(name.into_owned()));
             }
             for (i, step) in skill.steps.iter().enumerate() {
+                let wrong = |problem| LibraryProblem::Step { skill: name.to_string(), step: i, problem };
                 if let Step::Read { pattern: Some(p), .. } = step {
                     // Bounded: a pattern that compiles past the regex crate's size limit is refused too.
-                    if let Err(e) = regex::Regex::new(p) {
-                        return Err(format!("skill '{name}' step {i}: pattern /{}/: {e}", short(p)));
+                    if let Err(cause) = regex::Regex::new(p) {
+                        return Err(wrong(StepProblem::Pattern { pattern: short(p).into_owned(), cause }));
                     }
                 }
                 if let Some(t) = step.target() {
                     if let Some(p) = &t.name_pattern {
                         if !t.name.is_empty() {
-                            return Err(format!("skill '{name}' step {i}: a target has both name and name_pattern"));
+                            return Err(wrong(StepProblem::NameAndPattern));
                         }
-                        if let Err(e) = regex::Regex::new(p) {
-                            return Err(format!("skill '{name}' step {i}: name_pattern /{}/: {e}", short(p)));
+                        if let Err(cause) = regex::Regex::new(p) {
+                            return Err(wrong(StepProblem::NamePattern { pattern: short(p).into_owned(), cause }));
                         }
                     }
                 }
                 for text in step.texts() {
-                    let params = scan(text).map_err(|why| format!("skill '{name}' step {i}: {why}"))?;
-                    for param in params {
+                    for param in scan(text).map_err(wrong)? {
                         if !skill.params.iter().any(|p| p == param) {
-                            return Err(format!(
-                                "skill '{name}' step {i}: placeholder '{{{{{}}}}}' is not a declared param",
-                                short(param)
-                            ));
+                            return Err(wrong(StepProblem::Undeclared(short(param).into_owned())));
                         }
                     }
                 }
@@ -204,17 +240,17 @@ impl SkillLibrary {
 
 /// The `{{param}}` names of a step's text, or why its placeholders are malformed:
 /// a `{{` never closed, or `{{ }}` with no name.
-fn scan(text: &str) -> Result<Vec<&str>, String> {
+fn scan(text: &str) -> Result<Vec<&str>, StepProblem> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
         let after = &rest[start + 2..];
         let Some(end) = after.find("}}") else {
-            return Err(format!("'{{{{' without a closing '}}}}' in '{}'", short(text)));
+            return Err(StepProblem::Unclosed(short(text).into_owned()));
         };
         let name = after[..end].trim();
         if name.is_empty() {
-            return Err(format!("empty placeholder '{{{{}}}}' in '{}'", short(text)));
+            return Err(StepProblem::EmptyPlaceholder(short(text).into_owned()));
         }
         out.push(name);
         rest = &after[end + 2..];
@@ -360,13 +396,13 @@ mod tests {
     #[test]
     fn an_empty_name_and_an_unclosed_placeholder_are_refused() {
         assert_eq!(library("open", "__GITLAB__/{{project}}").check(), Ok(()));
-        let e = library("", "__GITLAB__/{{project}}").check().unwrap_err();
+        let e = library("", "__GITLAB__/{{project}}").check().unwrap_err().to_string();
         assert!(e.contains("skill 0") && e.contains("empty name"), "{e}");
-        let e = library(" ", "__GITLAB__/{{project}}").check().unwrap_err();
+        let e = library(" ", "__GITLAB__/{{project}}").check().unwrap_err().to_string();
         assert!(e.contains("empty name"), "{e}");
-        let e = library("open", "__GITLAB__/{{project").check().unwrap_err();
+        let e = library("open", "__GITLAB__/{{project").check().unwrap_err().to_string();
         assert_eq!(e, "skill 'open' step 1: '{{' without a closing '}}' in '__GITLAB__/{{project'");
-        let e = library("open", "__GITLAB__/{{}}").check().unwrap_err();
+        let e = library("open", "__GITLAB__/{{}}").check().unwrap_err().to_string();
         assert!(e.contains("skill 'open' step 1") && e.contains("empty placeholder"), "{e}");
     }
 
@@ -375,11 +411,11 @@ mod tests {
         let big = "n".repeat(1 << 20);
         let mut lib = library(&big, "__GITLAB__/{{project}}");
         lib.skills.push(lib.skills[0].clone());
-        let e = lib.check().unwrap_err();
+        let e = lib.check().unwrap_err().to_string();
         assert!(e.len() < 300 && e.contains("bytes cut"), "{} bytes", e.len());
-        let e = library("open", &format!("{{{{{big}}}}}")).check().unwrap_err();
+        let e = library("open", &format!("{{{{{big}}}}}")).check().unwrap_err().to_string();
         assert!(e.len() < 300 && e.contains("bytes cut"), "{} bytes", e.len());
-        let e = library("open", &format!("{{{{{big}")).check().unwrap_err();
+        let e = library("open", &format!("{{{{{big}")).check().unwrap_err().to_string();
         assert!(e.len() < 300 && e.contains("bytes cut"), "{} bytes", e.len());
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lib.json");

@@ -35,16 +35,18 @@ pub enum ScreenshotPolicy {
     All,
 }
 
+/// A `--screenshots` value that names no policy (clipped to [`crate::text::CLIP_CHARS`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown screenshot policy '{0}': expected none, failures or all")]
+pub struct UnknownScreenshotPolicy(pub String);
+
 impl ScreenshotPolicy {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, UnknownScreenshotPolicy> {
         match text {
             "none" => Ok(ScreenshotPolicy::None),
             "failures" => Ok(ScreenshotPolicy::Failures),
             "all" => Ok(ScreenshotPolicy::All),
-            other => Err(format!(
-                "unknown screenshot policy '{}': expected none, failures or all",
-                crate::text::clip(other, crate::text::CLIP_CHARS)
-            )),
+            other => Err(UnknownScreenshotPolicy(crate::text::clip(other, crate::text::CLIP_CHARS).into_owned())),
         }
     }
 

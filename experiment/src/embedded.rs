@@ -71,7 +71,8 @@ impl SiteManager for Embedded {
     fn login_cookies(&self, site: Site, version: Version) -> BoxFuture<'_, Result<Option<Cookies>, SiteError>> {
         Box::pin(async move {
             let h = self.handle(site, version)?;
-            let cookies = h.login_cookies().await.map_err(|message| SiteError::Login { image: h.image(), message })?;
+            let cookies =
+                h.login_cookies().await.map_err(|e| SiteError::Login { image: h.image(), message: e.to_string() })?;
             Ok(Some(cookies))
         })
     }

@@ -39,7 +39,7 @@ pub mod validate;
 pub mod wordpress;
 
 use kit::site::Pages;
-pub use server::{serve, serve_all, site_router, ServeError, SiteHandle};
+pub use server::{serve, serve_all, site_router, LoginError, ServeError, SiteHandle};
 
 /// One site in one version, as the framework serves it.
 pub trait App: Send + Sync + 'static {

@@ -22,6 +22,19 @@ pub enum ServeError {
     Address(String),
 }
 
+/// Why an in-process login ([`SiteHandle::login_cookies`]) gave no cookies.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    /// A login step failed in the simulated browser.
+    #[error("{image} login: {cause}")]
+    Step { image: String, cause: crate::sim::SimError },
+    #[error("{image} login set no cookie")]
+    NoCookie { image: String },
+    /// The blocking thread the login ran on did not finish.
+    #[error("login task: {0}")]
+    Task(tokio::task::JoinError),
+}
+
 /// A running site-version.
 pub struct SiteHandle {
     pub site: Site,
@@ -52,7 +65,7 @@ impl SiteHandle {
     /// login steps do in a browser (load the sign-in page, fill the form,
     /// submit it), and returns the cookies the site set: what a browser
     /// needs to start an attempt signed in without loading the sign-in page.
-    pub async fn login_cookies(&self) -> Result<Vec<(String, String)>, String> {
+    pub async fn login_cookies(&self) -> Result<Vec<(String, String)>, LoginError> {
         let router = self.router.clone();
         let (origin, steps, image) = (self.base_url.clone(), self.app.login_steps(), self.image());
         // The simulated browser holds parsed pages, which may not cross threads,
@@ -63,17 +76,17 @@ impl SiteHandle {
                 runtime.block_on(async move {
                     let mut browser = crate::sim::Browser::new(router, &origin);
                     for step in &steps {
-                        browser.step(step).await.map_err(|e| format!("{image} login: {e}"))?;
+                        browser.step(step).await.map_err(|cause| LoginError::Step { image: image.clone(), cause })?;
                     }
                     let cookies = browser.cookies();
                     if cookies.is_empty() {
-                        return Err(format!("{image} login set no cookie"));
+                        return Err(LoginError::NoCookie { image });
                     }
                     Ok(cookies)
                 })
             })
             .await
-            .map_err(|e| format!("login task: {e}"))?
+            .map_err(LoginError::Task)?
     }
 
     /// Stops accepting connections, lets in-flight requests finish and waits for the server task.

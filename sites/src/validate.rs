@@ -305,13 +305,10 @@ fn check_calibration(c: &mut Checker, data: &Path, present: &BTreeMap<Site, Vec<
     let path = data.join("calibration_set.json");
     let mut families: Vec<(Site, Vec<usize>)> = Vec::new();
     if path.exists() {
-        let parsed: Result<serde_json::Value, String> = std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
-        let value = match parsed {
+        let value = match read_json(&path) {
             Ok(v) => v,
             Err(e) => {
-                c.add(&path, None, "", e);
+                c.add(&path, None, "", e.to_string());
                 return 0;
             }
         };
@@ -355,14 +352,25 @@ fn check_calibration(c: &mut Checker, data: &Path, present: &BTreeMap<Site, Vec<
     n
 }
 
+/// Why a JSON file of the data directory did not read: the reader's or the parser's message alone.
+#[derive(Debug, thiserror::Error)]
+enum JsonFileError {
+    #[error("{0}")]
+    Read(std::io::Error),
+    #[error("{0}")]
+    Json(serde_json::Error),
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value, JsonFileError> {
+    let text = std::fs::read_to_string(path).map_err(JsonFileError::Read)?;
+    serde_json::from_str(&text).map_err(JsonFileError::Json)
+}
+
 fn check_digests(c: &mut Checker, data: &Path) {
     let path = data.join("DIGESTS.json");
-    let value: serde_json::Value = match std::fs::read_to_string(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-    {
+    let value = match read_json(&path) {
         Ok(v) => v,
-        Err(e) => return c.add(&path, None, "", e),
+        Err(e) => return c.add(&path, None, "", e.to_string()),
     };
     for &site in Site::ALL {
         for &version in Version::ALL {

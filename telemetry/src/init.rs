@@ -125,7 +125,7 @@ pub fn subscriber(
         .with_filter(log_filter);
     // `SKILLSHIFT_SPAN_LOG=FILE`: every closed span as a JSON line (crate::span_log); its filter enables
     // nothing without the variable.
-    let span_log = SpanLog::from_env().map_err(TelemetryError::Config)?;
+    let span_log = SpanLog::from_env()?;
     let spans = span_log.clone().with_filter(span_log.filter());
 
     // Two subscriber shapes rather than an `Option` layer: a `None` layer

@@ -41,4 +41,7 @@ pub enum TelemetryError {
     /// The metrics could not be rendered.
     #[error("{0}")]
     Metrics(String),
+    /// `SKILLSHIFT_SPAN_LOG` names a file that cannot be created.
+    #[error(transparent)]
+    SpanLog(#[from] span_log::SpanLogError),
 }

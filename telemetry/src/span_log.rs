@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -38,6 +38,13 @@ pub const SPAN_LOG_VAR: &str = "SKILLSHIFT_SPAN_LOG";
 
 /// The spans the log keeps: the project's crates' (a target matches the prefix).
 const LOGGED: &str = "skillshift";
+
+/// Why the span log could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum SpanLogError {
+    #[error("{SPAN_LOG_VAR}: cannot create {}: {source}", .path.display())]
+    Create { path: PathBuf, source: std::io::Error },
+}
 
 /// Where closed spans are written; shared with the [`crate::Guard`] so it can flush at the end.
 #[derive(Clone, Default)]
@@ -58,7 +65,7 @@ impl std::fmt::Debug for SpanLog {
 impl SpanLog {
     /// The log `SKILLSHIFT_SPAN_LOG` asks for, or an inert one; a file that cannot be created is
     /// an error naming it.
-    pub fn from_env() -> Result<SpanLog, String> {
+    pub fn from_env() -> Result<SpanLog, SpanLogError> {
         match std::env::var_os(SPAN_LOG_VAR) {
             Some(path) if !path.is_empty() => SpanLog::create(Path::new(&path)),
             _ => Ok(SpanLog::default()),
@@ -66,8 +73,8 @@ impl SpanLog {
     }
 
     /// A log written to `path` (created, or truncated).
-    pub fn create(path: &Path) -> Result<SpanLog, String> {
-        let file = File::create(path).map_err(|e| format!("{SPAN_LOG_VAR}: cannot create {}: {e}", path.display()))?;
+    pub fn create(path: &Path) -> Result<SpanLog, SpanLogError> {
+        let file = File::create(path).map_err(|source| SpanLogError::Create { path: path.to_path_buf(), source })?;
         Ok(SpanLog {
             out: Some(Arc::new(Mutex::new(BufWriter::with_capacity(1 << 16, file)))),
             epoch: Some(Instant::now()),

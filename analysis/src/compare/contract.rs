@@ -20,7 +20,7 @@
 //! unverified comparison is not equivalent.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -128,15 +128,22 @@ pub fn treatment_of(contract: Option<&Value>, name: &str) -> Value {
     Value::Object(out)
 }
 
+/// Why a `contract.json` that is there could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ContractFileError {
+    #[error("cannot read {}: {cause}", .path.display())]
+    Read { path: PathBuf, cause: std::io::Error },
+    #[error("{}: not valid JSON: {}", .path.display(), skillshift_common::text::json_error(.cause))]
+    Json { path: PathBuf, cause: serde_json::Error },
+}
+
 /// Read `contract.json` beside a records file, if there is one.
-pub fn contract_beside(records: &Path) -> Result<Option<Value>, String> {
+pub fn contract_beside(records: &Path) -> Result<Option<Value>, ContractFileError> {
     let path = records.parent().unwrap_or(Path::new(".")).join("contract.json");
     match skillshift_common::bounded::read_to_string(&path, skillshift_common::bounded::MAX_FILE_BYTES) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| format!("{}: not valid JSON: {}", path.display(), skillshift_common::text::json_error(&e))),
+        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|cause| ContractFileError::Json { path, cause }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(cause) => Err(ContractFileError::Read { path, cause }),
     }
 }
 

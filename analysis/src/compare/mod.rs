@@ -27,7 +27,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use contract::{check_contract, contract_beside, contract_diff, Contract, Side};
+pub use contract::{check_contract, contract_beside, contract_diff, Contract, ContractFileError, Side};
 pub use text::render_text;
 
 use crate::gates::{evaluate, GateSet};

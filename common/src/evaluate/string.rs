@@ -39,13 +39,22 @@ pub fn exact_match(reference: &str, pred: &str) -> bool {
     clean_answer(pred) == clean_answer(reference)
 }
 
+/// Why a string check cannot be decided.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StringError {
+    /// A one-character `must_include` item is matched against word tokens, and no tokenizer was
+    /// given; `why` is the environment's reason it has none (empty when it has one).
+    #[error("must_include [{reference:?}] is matched against word tokens, which needs NLTK's punkt model: {why}")]
+    NeedsTokenizer { reference: String, why: String },
+}
+
 /// `StringEvaluator.must_include`; `Err` when the token rule applies and no tokenizer is available.
 pub fn must_include(
     reference: &str,
     pred: &str,
     tokenize: bool,
     tokenizer: Option<&WordTokenizer>,
-) -> Result<bool, String> {
+) -> Result<bool, StringError> {
     let r = clean_answer(reference);
     let p = clean_answer(pred);
     if !(tokenize && r.chars().count() == 1) {
@@ -57,10 +66,10 @@ pub fn must_include(
         if !quote && !p.contains(&r) {
             return Ok(false);
         }
-        return Err(format!(
-            "must_include [{reference:?}] is matched against word tokens, which needs NLTK's punkt model: {}",
-            WordTokenizer::from_environment().err().unwrap_or_default()
-        ));
+        return Err(StringError::NeedsTokenizer {
+            reference: reference.to_string(),
+            why: WordTokenizer::from_environment().err().map(ToString::to_string).unwrap_or_default(),
+        });
     };
     if tok.tokens(&r).len() != 1 {
         return Ok(p.contains(&r));
@@ -107,7 +116,7 @@ pub async fn string_match(reference: &ReferenceAnswers, answer: &str, cx: &Strin
                     notes.push(format!("must_include {item:?}: {}", pass(ok)));
                     score &= ok;
                 }
-                Err(why) => return invalid(why),
+                Err(why) => return invalid(why.to_string()),
             }
         }
     }

@@ -46,8 +46,19 @@ const USES_PARAMS: [&str; 16] = [
     "sftp", "tel",
 ];
 
+/// Why Python's `urlparse` raises on a URL (given whole).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlParseError {
+    /// A `[` without its `]` in the host, or the reverse.
+    #[error("invalid IPv6 URL: {0}")]
+    UnbalancedBrackets(String),
+    /// A bracketed host that is neither an IPv6 address nor `v<hex>.<text>`.
+    #[error("invalid bracketed host in {0}")]
+    BracketedHost(String),
+}
+
 /// Python's `urlparse(url)`; `Err` where Python raises (brackets in the host).
-pub fn urlparse(url: &str) -> Result<ParsedUrl, String> {
+pub fn urlparse(url: &str) -> Result<ParsedUrl, UrlParseError> {
     let url: String =
         url.trim_start_matches(|c: char| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect();
     let mut rest = url.as_str();
@@ -68,7 +79,7 @@ pub fn urlparse(url: &str) -> Result<ParsedUrl, String> {
         netloc = &after[..end];
         rest = &after[end..];
         if netloc.contains('[') != netloc.contains(']') {
-            return Err(format!("invalid IPv6 URL: {url}"));
+            return Err(UrlParseError::UnbalancedBrackets(url));
         }
         if let Some((_, tail)) = netloc.split_once('[') {
             let host = tail.split(']').next().unwrap_or("");
@@ -80,7 +91,7 @@ pub fn urlparse(url: &str) -> Result<ParsedUrl, String> {
                 host.parse::<std::net::Ipv6Addr>().is_ok()
             };
             if !ok {
-                return Err(format!("invalid bracketed host in {url}"));
+                return Err(UrlParseError::BracketedHost(url));
             }
         }
     }
@@ -176,8 +187,8 @@ pub fn clean_url(url: &str) -> &str {
 pub enum UrlError {
     #[error("unknown url_note '{0}' (WebArena knows only \"GOLD in PRED\")")]
     UnknownRule(String),
-    #[error("{0}")]
-    Parse(String),
+    #[error(transparent)]
+    Parse(UrlParseError),
 }
 
 /// `url_match` of `pred` (the final page's URL) against `reference` (placeholders resolved).

@@ -18,6 +18,14 @@ pub struct AxNode {
     pub name: String,
 }
 
+/// A CSS selector that does not parse; `reason` is the parser's (whose error borrows the selector).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid selector '{css}': {reason}")]
+pub struct InvalidSelector {
+    pub css: String,
+    pub reason: String,
+}
+
 /// A loaded page and its client-side state.
 pub struct Page {
     pub url: String,
@@ -514,8 +522,8 @@ impl Page {
     }
 
     /// `document.querySelector(css)`.
-    pub fn query(&self, css: &str) -> Result<Option<ElementRef<'_>>, String> {
-        let sel = Selector::parse(css).map_err(|e| format!("invalid selector '{css}': {e}"))?;
+    pub fn query(&self, css: &str) -> Result<Option<ElementRef<'_>>, InvalidSelector> {
+        let sel = Selector::parse(css).map_err(|e| InvalidSelector { css: css.to_string(), reason: e.to_string() })?;
         Ok(self.doc.select(&sel).next())
     }
 

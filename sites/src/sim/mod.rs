@@ -21,7 +21,7 @@ use axum::body::Body;
 use axum::http::{header, Method, Request};
 use tower::ServiceExt;
 
-pub use dom::{AxNode, Page};
+pub use dom::{AxNode, InvalidSelector, Page};
 
 /// Why a step or a navigation could not be done.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

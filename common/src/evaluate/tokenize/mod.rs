@@ -16,6 +16,26 @@ pub use punkt::{ModelError, PunktModel};
 
 pub use crate::text::py_isspace;
 
+/// Why no tokenizer could be had from the environment.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenizerError {
+    /// No directory searched holds the model; `looked` lists them in the order searched.
+    #[error(
+        "NLTK's punkt_tab English model is not installed (looked in {}): run `bash scripts/install-deps.sh`, or set \
+         SKILLSHIFT_NLTK_DATA or NLTK_DATA to a directory holding tokenizers/punkt_tab/english",
+        listed(.looked)
+    )]
+    NotInstalled { looked: Vec<PathBuf> },
+    /// The model was found but does not read.
+    #[error(transparent)]
+    Model(ModelError),
+}
+
+/// `a, b, c`: the directories searched, for a message.
+fn listed(dirs: &[PathBuf]) -> String {
+    dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
 /// `nltk.word_tokenize(text)` with a loaded English Punkt model.
 #[derive(Debug, Clone)]
 pub struct WordTokenizer {
@@ -32,26 +52,21 @@ impl WordTokenizer {
         Ok(Self::new(PunktModel::load(&dir.join("tokenizers/punkt_tab/english"))?))
     }
 
-    /// The model found where NLTK looks for it, loaded once per process; `Err` says where it looked.
-    pub fn from_environment() -> Result<&'static WordTokenizer, String> {
-        static SHARED: OnceLock<Result<WordTokenizer, String>> = OnceLock::new();
+    /// The model found where NLTK looks for it, loaded once per process (and so its error, which
+    /// every caller shares); `Err` says where it looked.
+    pub fn from_environment() -> Result<&'static WordTokenizer, &'static TokenizerError> {
+        static SHARED: OnceLock<Result<WordTokenizer, TokenizerError>> = OnceLock::new();
         SHARED
             .get_or_init(|| {
                 let dirs = nltk_data_dirs();
                 for dir in &dirs {
                     if dir.join("tokenizers/punkt_tab/english/ortho_context.tab").is_file() {
-                        return Self::from_nltk_data(dir).map_err(|e| e.to_string());
+                        return Self::from_nltk_data(dir).map_err(TokenizerError::Model);
                     }
                 }
-                let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-                Err(format!(
-                    "NLTK's punkt_tab English model is not installed (looked in {}): run `bash scripts/install-deps.sh`, \
-                     or set SKILLSHIFT_NLTK_DATA or NLTK_DATA to a directory holding tokenizers/punkt_tab/english",
-                    looked.join(", ")
-                ))
+                Err(TokenizerError::NotInstalled { looked: dirs })
             })
             .as_ref()
-            .map_err(Clone::clone)
     }
 
     /// The sentences of `text` (`nltk.sent_tokenize`).

@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::error::VerifiedError;
 use super::normalize::Norm;
 use super::pytext;
 use super::types::{str_eq_raw, Ctx, Kind};
@@ -25,7 +26,7 @@ pub struct Opts<'a> {
 
 /// The failures found comparing `actual` with `expected` (empty: equal); `Err` where the package
 /// raises (an expected object with no key), which makes the evaluator an error.
-pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Result<Vec<String>, String> {
+pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Result<Vec<String>, VerifiedError> {
     // A raw list or dict is compared as one, as Python dispatches on the value's type.
     let (lifted_a, lifted_e);
     let actual = match lift(actual) {
@@ -54,7 +55,7 @@ pub fn compare(actual: &Norm, expected: &Norm, path: &str, o: &Opts) -> Result<V
                 return Ok(vec![format!("{path}: expected a structured object, got {}", actual.to_json())]);
             };
             if exp.is_empty() {
-                return Err(format!("{path}: expected object must have at least one key"));
+                return Err(VerifiedError::EmptyExpectedObject { path: path.to_string() });
             }
             let mut out = Vec::new();
             let missing: Vec<&str> =

@@ -10,7 +10,8 @@
 //!   types and the comparator both evaluators share;
 //! * [`urlnorm`], [`jsonpath`], [`parse`], [`pytext`]: what those rest on
 //!   (URLs and site placeholders, JSONPath keys, the parsing libraries, Python's
-//!   string and regex behaviour).
+//!   string and regex behaviour);
+//! * [`error`]: why an evaluator raised ([`VerifiedError`]), in the package's words.
 //!
 //! [`evaluate_verified`] runs every evaluator of a task: the task succeeds
 //! when all do; an evaluator that raised in the package is an error here
@@ -21,6 +22,7 @@
 
 pub mod compare;
 pub use crate::task::verified as config;
+pub mod error;
 pub mod jsonpath;
 pub mod network;
 pub mod normalize;
@@ -31,6 +33,7 @@ pub mod types;
 pub mod urlnorm;
 
 pub use config::{EvaluatorCfg, Verified};
+pub use error::VerifiedError;
 pub use urlnorm::Sites;
 
 use serde_json::Value;

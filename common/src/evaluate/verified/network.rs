@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::compare::{self, Opts};
 use super::config::{NetworkEventCfg, OneOrMany};
+use super::error::VerifiedError;
 use super::jsonpath;
 use super::normalize::{self, Norm};
 use super::pytext;
@@ -132,10 +133,10 @@ pub fn evaluate(cfg: &NetworkEventCfg, har: &Har, cx: &Cx) -> EvaluatorOutcome {
         },
         Err(e) => EvaluatorOutcome {
             evaluator: "NetworkEventEvaluator",
-            status: EvalStatus::Error(e.clone()),
+            status: EvalStatus::Error(e.to_string()),
             expected: expected_json,
             actual: Value::Null,
-            messages: vec![e],
+            messages: vec![e.to_string()],
         },
     }
 }
@@ -159,7 +160,7 @@ fn normalized_url(
     sites: &Sites,
     strict: bool,
     q: Option<Map<String, Value>>,
-) -> Result<Typed, String> {
+) -> Result<Typed, VerifiedError> {
     let opts = url_opts(cfg, strict, q);
     let raw = match v {
         Value::String(s) => Value::String(pytext::strip(s).to_string()),
@@ -191,7 +192,7 @@ fn url_value(u: &OneOrMany) -> Value {
     }
 }
 
-fn run(cfg: &NetworkEventCfg, har: &Har, cx: &Cx) -> Result<(Vec<String>, Value), String> {
+fn run(cfg: &NetworkEventCfg, har: &Har, cx: &Cx) -> Result<(Vec<String>, Value), VerifiedError> {
     let sites = cx.sites;
     let exp = &cfg.expected;
     // Step 1: the candidates.
@@ -352,7 +353,7 @@ fn normalize_event(
     sites: &Sites,
     strict: bool,
     keys: Option<&Keys>,
-) -> Result<Norm, String> {
+) -> Result<Norm, VerifiedError> {
     let mut out: Vec<(String, Norm)> = Vec::new();
     let q = raw.get("query_params").and_then(Value::as_object).cloned();
     let url = raw.get("url").cloned().unwrap_or(Value::Null);

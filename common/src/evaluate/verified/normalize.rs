@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use super::error::VerifiedError;
 use super::types::{Ctx, Kind, Typed};
 
 /// A value after normalization.
@@ -47,10 +48,10 @@ impl Norm {
     }
 }
 
-type R = Result<Norm, String>;
+type R = Result<Norm, VerifiedError>;
 
 /// `_get_normalized_type_class(item_type)`.
-fn type_class(item_type: Option<&Value>) -> Result<Kind, String> {
+fn type_class(item_type: Option<&Value>) -> Result<Kind, VerifiedError> {
     let Some(t) = item_type else { return Ok(Kind::Str) };
     let name = t.get("format").and_then(Value::as_str).filter(|f| !f.is_empty());
     let name = name.or_else(|| t.get("type").and_then(Value::as_str)).unwrap_or("string");
@@ -61,7 +62,7 @@ fn simple(v: &Value, item_type: Option<&Value>, strict: bool, cx: &Ctx) -> R {
     let kind = type_class(item_type)?;
     match Typed::new(kind, v, cx) {
         Ok(t) => Ok(Norm::Typed(t)),
-        Err(e) if strict => Err(format!("failed to normalize value {v} with type {}: {e}", kind.name())),
+        Err(e) if strict => Err(VerifiedError::Leaf { value: v.clone(), kind: kind.name(), cause: Box::new(e) }),
         Err(_) => Ok(Norm::Raw(v.clone())),
     }
 }
@@ -85,7 +86,7 @@ pub fn normalize_array(value: &Value, schema: Option<&Map<String, Value>>, stric
     }
     let Value::Array(items) = &value else {
         if strict {
-            return Err(format!("property '{value}' schema expects array"));
+            return Err(VerifiedError::NotArrayProperty(value));
         }
         return Ok(Norm::NONE);
     };
@@ -94,7 +95,7 @@ pub fn normalize_array(value: &Value, schema: Option<&Map<String, Value>>, stric
         Some(s) => {
             let t = s.get("type").and_then(Value::as_str).unwrap_or("array");
             if t != "array" {
-                return Err(format!("schema type must be 'array', got: {t:?}"));
+                return Err(VerifiedError::SchemaNotArray(t.to_string()));
             }
             let items = s.get("items").cloned().unwrap_or_else(|| Value::Object(Map::new()));
             let it = items.get("type").and_then(Value::as_str).unwrap_or("string").to_string();
@@ -105,7 +106,7 @@ pub fn normalize_array(value: &Value, schema: Option<&Map<String, Value>>, stric
     for item in items {
         if items_type == "object" {
             let Some(Value::Object(os)) = &items_schema else {
-                return Err("items_schema must be provided when items_type is 'object'".into());
+                return Err(VerifiedError::NoItemsSchema);
             };
             out.push(object_or_array(item, os, strict, cx)?);
         } else {
@@ -134,7 +135,7 @@ pub fn normalize(value: &Value, schema: &Value, strict: bool, cx: &Ctx) -> R {
         TypeRef::Name(name) if is_array => {
             if !value.is_array() {
                 if strict {
-                    return Err(format!("schema expects array but got {value}"));
+                    return Err(VerifiedError::NotArray(value.clone()));
                 }
                 return Ok(Norm::Raw(value.clone()));
             }
@@ -158,8 +159,8 @@ enum TypeRef {
 }
 
 /// `_extract_type_from_schema`: (type, is_array).
-fn extract_type(schema: &Value) -> Result<(TypeRef, bool), String> {
-    let Value::Object(s) = schema else { return Err(format!("schema must be a dict, got {schema}")) };
+fn extract_type(schema: &Value) -> Result<(TypeRef, bool), VerifiedError> {
+    let Value::Object(s) = schema else { return Err(VerifiedError::SchemaNotDict(schema.clone())) };
     let t = s.get("type").and_then(Value::as_str);
     if t == Some("array") {
         let items = s.get("items").cloned().unwrap_or_else(|| Value::Object(Map::new()));
@@ -185,7 +186,7 @@ fn array_of(value: &Value, t: &TypeRef, strict: bool, cx: &Ctx) -> R {
     }
     let Value::Array(items) = &value else {
         if strict {
-            return Err(format!("property '{value}' schema expects array"));
+            return Err(VerifiedError::NotArrayProperty(value));
         }
         return Ok(Norm::Raw(value));
     };
@@ -198,7 +199,7 @@ fn array_of(value: &Value, t: &TypeRef, strict: bool, cx: &Ctx) -> R {
                 match Typed::new(kind, item, cx) {
                     Ok(t) => out.push(Norm::Typed(t)),
                     Err(e) if strict => {
-                        return Err(format!("failed to normalize array element at index {i}: {item}: {e}"))
+                        return Err(VerifiedError::Element { index: i, item: item.clone(), cause: Box::new(e) })
                     }
                     Err(_) => out.push(Norm::Raw(item.clone())),
                 }
@@ -228,7 +229,7 @@ fn object(obj: &Value, schema: &Map<String, Value>, strict: bool, cx: &Ctx) -> R
     }
     let Value::Object(map) = &obj else {
         if strict {
-            return Err(format!("expected dict for object normalization, got {obj}"));
+            return Err(VerifiedError::NotDict(obj));
         }
         return Ok(Norm::Raw(obj));
     };
@@ -263,7 +264,9 @@ fn object(obj: &Value, schema: &Map<String, Value>, strict: bool, cx: &Ctx) -> R
         })();
         match result {
             Ok(n) => out.push((name.clone(), n)),
-            Err(e) if strict => return Err(format!("failed to normalize property '{name}': {v}: {e}")),
+            Err(e) if strict => {
+                return Err(VerifiedError::Property { name: name.clone(), value: v.clone(), cause: Box::new(e) })
+            }
             Err(_) => out.push((name.clone(), Norm::Raw(v.clone()))),
         }
     }

@@ -503,12 +503,24 @@ static DISTANCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([a-z]+)\s*$").expect("a valid pattern")
 });
 
+/// Why a distance does not parse (pint's complaint), with the text as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DistanceError {
+    /// Not `<number> <unit>`.
+    #[error("cannot parse distance {0:?}")]
+    Shape(String),
+    #[error("bad number in {0:?}")]
+    Number(String),
+    #[error("invalid or unsupported unit in distance: {0}")]
+    Unit(String),
+}
+
 /// `pint`'s `parse_expression(text).to(meter).magnitude` for `<number> <unit>`; `Err` with pint's complaint.
-pub fn parse_distance(text: &str) -> Result<f64, String> {
+pub fn parse_distance(text: &str) -> Result<f64, DistanceError> {
     let lower = text.to_lowercase();
-    let c = DISTANCE.captures(&lower).ok_or_else(|| format!("cannot parse distance {text:?}"))?;
-    let n: f64 = c[1].parse().map_err(|_| format!("bad number in {text:?}"))?;
-    let unit = unit_metres(&c[2]).ok_or_else(|| format!("invalid or unsupported unit in distance: {text}"))?;
+    let c = DISTANCE.captures(&lower).ok_or_else(|| DistanceError::Shape(text.to_string()))?;
+    let n: f64 = c[1].parse().map_err(|_| DistanceError::Number(text.to_string()))?;
+    let unit = unit_metres(&c[2]).ok_or_else(|| DistanceError::Unit(text.to_string()))?;
     Ok(n * unit)
 }
 

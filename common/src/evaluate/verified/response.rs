@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use super::compare::{self, Opts};
 use super::config::AgentResponseCfg;
+use super::error::VerifiedError;
 use super::normalize::{self, Norm};
 use super::pytext;
 use super::types::{Ctx, Kind, Typed};
@@ -55,15 +56,15 @@ pub fn evaluate(cfg: &AgentResponseCfg, answer: &str, sites: &Sites, retrieve_ta
         },
         Err(e) => EvaluatorOutcome {
             evaluator: "AgentResponseEvaluator",
-            status: EvalStatus::Error(e.clone()),
+            status: EvalStatus::Error(e.to_string()),
             expected: expected_json,
             actual: actual_raw,
-            messages: vec![e],
+            messages: vec![e.to_string()],
         },
     }
 }
 
-fn string(s: &str) -> Result<Norm, String> {
+fn string(s: &str) -> Result<Norm, VerifiedError> {
     let opts = UrlOpts::default();
     let sites = Sites::default();
     Typed::new(Kind::Str, &Value::String(s.to_string()), &Ctx { sites: &sites, derender: false, url: &opts })
@@ -71,7 +72,7 @@ fn string(s: &str) -> Result<Norm, String> {
 }
 
 /// `_normalized_retrieved_data`.
-fn retrieved(raw: &Value, schema: &Map<String, Value>, strict: bool, sites: &Sites) -> Result<Norm, String> {
+fn retrieved(raw: &Value, schema: &Map<String, Value>, strict: bool, sites: &Sites) -> Result<Norm, VerifiedError> {
     if !pytext::truthy(raw) && !matches!(raw, Value::Number(_) | Value::Bool(_)) {
         return Ok(Norm::NONE);
     }
@@ -105,7 +106,7 @@ fn run(
     actual_raw: &Value,
     sites: &Sites,
     retrieve_task: bool,
-) -> Result<(Vec<String>, Value), String> {
+) -> Result<(Vec<String>, Value), VerifiedError> {
     let e = &cfg.expected;
     let task_type = e.get("task_type").or_else(|| e.get("performed_operation")).and_then(Value::as_str).unwrap_or("");
     let status = e.get("status").and_then(Value::as_str).unwrap_or("");
@@ -142,7 +143,7 @@ fn run(
                     }
                 } else {
                     let Value::String(s) = v else {
-                        return Err(format!("'{}' object has no attribute 'strip' (the response's {key})", py_type(v)));
+                        return Err(VerifiedError::NotText { py_type: py_type(v), key });
                     };
                     let s = pytext::strip(s);
                     if s.is_empty() {
@@ -153,7 +154,7 @@ fn run(
                 };
                 let name = if key == "performed_operation" { "task_type" } else { key };
                 if out.iter().any(|(k, _)| k == name) {
-                    return Err(format!("duplicate key '{name}' found during normalization"));
+                    return Err(VerifiedError::DuplicateKey(name));
                 }
                 out.push((name.into(), n));
             }

@@ -23,6 +23,7 @@
 
 use serde_json::Value;
 
+use super::error::VerifiedError;
 use super::parse;
 use super::pytext::{self, is_regexp, py_str, truthy};
 use super::urlnorm::{self, Sites, UrlOpts, UrlValue};
@@ -49,7 +50,7 @@ pub enum Kind {
 
 impl Kind {
     /// `TYPE_REGISTRY[name]`; `Err` for a name it lacks, and for the two types not reproduced here.
-    pub fn of(name: &str) -> Result<Kind, String> {
+    pub fn of(name: &str) -> Result<Kind, VerifiedError> {
         Ok(match name {
             "string" => Kind::Str,
             "number" | "integer" => Kind::Num,
@@ -66,8 +67,8 @@ impl Kind {
             "markdown" => Kind::Markdown,
             "string_list" => Kind::StrList,
             "url" => Kind::Url,
-            "full_address" | "base64" => return Err(format!("the type {name:?} is not reproduced here")),
-            other => return Err(format!("unknown type name: {other:?} during normalization")),
+            "full_address" | "base64" => return Err(VerifiedError::TypeNotReproduced(name.to_string())),
+            other => return Err(VerifiedError::UnknownType(other.to_string())),
         })
     }
 
@@ -150,7 +151,7 @@ pub struct Typed {
 
 impl Typed {
     /// `TypeClass(raw, **kwargs)`; `Err` where the constructor raises.
-    pub fn new(kind: Kind, raw: &Value, cx: &Ctx) -> Result<Typed, String> {
+    pub fn new(kind: Kind, raw: &Value, cx: &Ctx) -> Result<Typed, VerifiedError> {
         let render = kind == Kind::Url && cx.url.render;
         if kind == Kind::Coords {
             if let Value::Array(items) = raw {
@@ -163,7 +164,7 @@ impl Typed {
         }
         let alts = match raw {
             Value::Array(items) if items.len() < 2 => {
-                return Err(format!("alternatives require 2+ items, got {raw} with {} item(s)", items.len()))
+                return Err(VerifiedError::TooFewAlternatives { raw: raw.clone(), count: items.len() })
             }
             Value::Array(items) => items.iter().map(|v| pipeline(kind, v, cx)).collect::<Result<Vec<_>, _>>()?,
             single => vec![pipeline(kind, single, cx)?],
@@ -309,7 +310,7 @@ pub fn token_sort_ratio(a: &str, b: &str) -> u32 {
 }
 
 /// `_normalize_pipeline`: a string is first normalized (each type its own way), then the type's own step.
-fn pipeline(kind: Kind, raw: &Value, cx: &Ctx) -> Result<Atom, String> {
+fn pipeline(kind: Kind, raw: &Value, cx: &Ctx) -> Result<Atom, VerifiedError> {
     let v = match raw {
         Value::String(s) => Value::String(normalize_text(kind, s, cx)),
         other => other.clone(),
@@ -361,8 +362,8 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-fn type_normalize(kind: Kind, v: &Value, cx: &Ctx) -> Result<Atom, String> {
-    let bad = |what: &str| Err(format!("{what}: {v}"));
+fn type_normalize(kind: Kind, v: &Value, cx: &Ctx) -> Result<Atom, VerifiedError> {
+    let bad = |why: &'static str| Err(VerifiedError::Refused { why, value: v.clone() });
     match kind {
         Kind::Str => {
             if !truthy(v) {
@@ -431,8 +432,9 @@ fn type_normalize(kind: Kind, v: &Value, cx: &Ctx) -> Result<Atom, String> {
             } else {
                 ','
             };
-            let amount = parse::price_amount(&text, sep).ok_or_else(|| format!("unable to parse currency: {text}"))?;
-            let a = parse::scaled(amount).ok_or_else(|| format!("unable to parse currency: {text}"))?;
+            let unparsed = || VerifiedError::Unparsed { kind: "currency", text: text.clone() };
+            let amount = parse::price_amount(&text, sep).ok_or_else(unparsed)?;
+            let a = parse::scaled(amount).ok_or_else(unparsed)?;
             Ok(Atom::Amount(if negative { -a } else { a }))
         }
         Kind::Date => {
@@ -461,7 +463,7 @@ fn type_normalize(kind: Kind, v: &Value, cx: &Ctx) -> Result<Atom, String> {
                 return parse::month_name(f as u32)
                     .filter(|_| f >= 1.0)
                     .map(|m| Atom::Text(m.to_string()))
-                    .ok_or_else(|| format!("month number out of range (1-12): {f}"));
+                    .ok_or_else(|| VerifiedError::MonthOutOfRange(f.to_string()));
             }
             if !truthy(v) {
                 return bad("empty month value");
@@ -476,7 +478,7 @@ fn type_normalize(kind: Kind, v: &Value, cx: &Ctx) -> Result<Atom, String> {
                     .ok()
                     .and_then(parse::month_name)
                     .map(|m| Atom::Text(m.to_string()))
-                    .ok_or_else(|| format!("month number out of range (1-12): {n}"));
+                    .ok_or_else(|| VerifiedError::MonthOutOfRange(n.to_string()));
             }
             match parse::parse_date(text, (2000, 1, 1)).and_then(|(_, m, _)| parse::month_name(m)) {
                 Some(m) => Ok(Atom::Text(m.to_string())),
@@ -491,7 +493,9 @@ fn type_normalize(kind: Kind, v: &Value, cx: &Ctx) -> Result<Atom, String> {
             if parse::py_float(&text).is_some() {
                 return bad("duration must include a unit or time format");
             }
-            parse::parse_duration(&text).map(Atom::Float).ok_or_else(|| format!("unable to parse duration: {text}"))
+            parse::parse_duration(&text)
+                .map(Atom::Float)
+                .ok_or_else(|| VerifiedError::Unparsed { kind: "duration", text: text.clone() })
         }
         Kind::Distance => {
             if !truthy(v) && !is_number(v) {
@@ -549,7 +553,7 @@ fn type_normalize(kind: Kind, v: &Value, cx: &Ctx) -> Result<Atom, String> {
             if s.is_empty() {
                 return bad("json string is empty");
             }
-            let parsed: Value = serde_json::from_str(s).map_err(|_| format!("invalid json string: {s:?}"))?;
+            let parsed: Value = serde_json::from_str(s).map_err(|_| VerifiedError::InvalidJson(s.clone()))?;
             Ok(Atom::Text(json_sorted(&parsed)))
         }
         Kind::Markdown => {

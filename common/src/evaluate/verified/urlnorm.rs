@@ -18,6 +18,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 use unicode_normalization::UnicodeNormalization;
 
+use super::error::VerifiedError;
 use super::pytext::{self, is_regexp};
 use super::types::{Kind, Typed};
 use crate::task::SiteKey;
@@ -28,21 +29,21 @@ pub struct Sites(pub Vec<(SiteKey, String)>);
 
 impl Sites {
     /// `config.render_url(url, sites, strict)`: the first site whose placeholder starts `url`.
-    pub fn render(&self, url: &str, strict: bool) -> Result<String, String> {
+    pub fn render(&self, url: &str, strict: bool) -> Result<String, VerifiedError> {
         for (key, base) in &self.0 {
             if url.starts_with(key.placeholder()) {
                 return Ok(url.replace(key.placeholder(), base));
             }
         }
         if strict {
-            Err(format!("no site of the task matched the template: {url}"))
+            Err(VerifiedError::NoSiteForTemplate(url.to_string()))
         } else {
             Ok(url.to_string())
         }
     }
 
     /// `config.derender_url(url, sites, strict)`: the longest base URL found in `url` becomes its placeholder.
-    pub fn derender(&self, url: &str, strict: bool) -> Result<String, String> {
+    pub fn derender(&self, url: &str, strict: bool) -> Result<String, VerifiedError> {
         let mut by_length: Vec<&(SiteKey, String)> = self.0.iter().collect();
         by_length.sort_by_key(|(_, b)| std::cmp::Reverse(b.len()));
         for (key, base) in by_length {
@@ -51,7 +52,7 @@ impl Sites {
             }
         }
         if strict {
-            Err(format!("the URL {url} is on none of the task's sites"))
+            Err(VerifiedError::OffSites(url.to_string()))
         } else {
             Ok(url.to_string())
         }
@@ -181,9 +182,9 @@ impl UrlValue {
 }
 
 /// `URL._type_normalize(value)` (the value already stripped).
-pub fn normalize(value: &str, sites: &Sites, opts: &UrlOpts) -> Result<UrlValue, String> {
+pub fn normalize(value: &str, sites: &Sites, opts: &UrlOpts) -> Result<UrlValue, VerifiedError> {
     if value.is_empty() {
-        return Err("empty URL value".into());
+        return Err(VerifiedError::EmptyUrl);
     }
     if is_regexp(value) {
         let query = match &opts.query_params {
@@ -199,7 +200,7 @@ pub fn normalize(value: &str, sites: &Sites, opts: &UrlOpts) -> Result<UrlValue,
     if is_ssh(&value) {
         return ssh(&value);
     }
-    let normalized = url_normalize(&value).ok_or_else(|| format!("invalid URL: {value:?}"))?;
+    let normalized = url_normalize(&value).ok_or_else(|| VerifiedError::InvalidUrl(value.clone()))?;
     let derendered = sites.derender(&normalized, opts.strict)?;
     let p = urlsplit(&derendered)?;
     let scheme = p.scheme.to_lowercase();
@@ -253,7 +254,7 @@ fn normalize_query_params(
     q: Vec<(String, Vec<Value>)>,
     opts: &UrlOpts,
     sites: &Sites,
-) -> Result<BTreeMap<String, Vec<QItem>>, String> {
+) -> Result<BTreeMap<String, Vec<QItem>>, VerifiedError> {
     let ignored = |k: &str| {
         opts.ignored.iter().any(|i| i == k)
             || opts
@@ -406,7 +407,7 @@ fn is_ssh(url: &str) -> bool {
 }
 
 /// `_normalize_ssh_url`: `user@__SSH_HOST__:path`, lower case.
-fn ssh(value: &str) -> Result<UrlValue, String> {
+fn ssh(value: &str) -> Result<UrlValue, VerifiedError> {
     let (user, path) = if value.to_lowercase().starts_with("ssh://") {
         let p = urlsplit(value)?;
         let user = match p.netloc.split_once('@') {
@@ -415,8 +416,9 @@ fn ssh(value: &str) -> Result<UrlValue, String> {
         };
         (user, p.path.trim_start_matches('/').to_lowercase())
     } else {
-        let (user, host_path) = value.split_once('@').ok_or_else(|| format!("invalid SCP-like URL format: {value}"))?;
-        let (_, path) = host_path.split_once(':').ok_or_else(|| format!("invalid SCP-like URL format: {value}"))?;
+        let scp = || VerifiedError::InvalidScpUrl(value.to_string());
+        let (user, host_path) = value.split_once('@').ok_or_else(scp)?;
+        let (_, path) = host_path.split_once(':').ok_or_else(scp)?;
         (user.to_lowercase(), path.trim_start_matches('/').to_lowercase())
     };
     Ok(UrlValue { base_url: format!("{user}@__SSH_HOST__:{path}"), query: BTreeMap::new(), is_regex: false })
@@ -443,7 +445,7 @@ const USES_NETLOC: [&str; 25] = [
 ];
 
 /// `urlparse(url)` (with `;params` split off); `Err` for an unbalanced bracket in the host.
-pub fn urlsplit(url: &str) -> Result<Split, String> {
+pub fn urlsplit(url: &str) -> Result<Split, VerifiedError> {
     let url: String =
         url.trim_start_matches(|c: char| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect();
     let mut rest = url.as_str();
@@ -463,7 +465,7 @@ pub fn urlsplit(url: &str) -> Result<Split, String> {
         s.netloc = after[..end].to_string();
         rest = &after[end..];
         if s.netloc.contains('[') != s.netloc.contains(']') {
-            return Err(format!("invalid IPv6 URL: {url}"));
+            return Err(VerifiedError::InvalidIpv6Url(url));
         }
     }
     if let Some((before, frag)) = rest.split_once('#') {
