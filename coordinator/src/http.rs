@@ -6,19 +6,21 @@
 //! With a token configured, every page but `/healthz` (and `/metrics`, merged
 //! in by the server) needs it, as `Authorization: Bearer <token>` or, for a
 //! browser, `?token=<token>` in the URL (the page's refresh keeps it);
-//! without it the answer is `401`.
+//! without it the answer is `401` (`skillshift_http::token`, the check the
+//! viewer's own pages use too).
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::{Html, IntoResponse, Response};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::middleware;
+use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use axum::{Json, Router};
+use skillshift_http::require_token;
 
 use crate::engine::ControlCmd;
-use crate::service::{same, Handle};
+use crate::service::Handle;
 use crate::status::{SweepStatus, WorkerInfo};
 
 pub fn router(handle: Handle, token: Option<&str>) -> Router {
@@ -38,46 +40,6 @@ pub fn router_with(handle: Handle, token: Option<&str>, extra: Option<Router>) -
         None => pages,
     };
     Router::new().route("/healthz", get(|| async { "ok\n" })).merge(pages)
-}
-
-/// `%XX` escapes decoded; anything else kept as it is.
-fn percent_decoded(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (b[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// Whether the request carries `token`, in its `Authorization` header or its query.
-pub fn presents(req: &Request, token: &str) -> bool {
-    let header = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    if header.and_then(|v| v.strip_prefix("Bearer ")).is_some_and(|t| same(t.as_bytes(), token.as_bytes())) {
-        return true;
-    }
-    let query = req.uri().query().unwrap_or("");
-    query.split('&').filter_map(|kv| kv.strip_prefix("token=")).any(|t| same(&percent_decoded(t), token.as_bytes()))
-}
-
-/// Middleware: pass the request on only when it carries the token; otherwise `401`.
-pub async fn require_token(State(token): State<Arc<str>>, req: Request, next: Next) -> Response {
-    if presents(&req, &token) {
-        return next.run(req).await;
-    }
-    let body = "missing or wrong token: send `Authorization: Bearer <token>` or add `?token=<token>` to the URL\n";
-    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], body).into_response()
 }
 
 async fn snapshot(h: &Handle) -> Option<(Vec<SweepStatus>, Vec<WorkerInfo>)> {

@@ -16,9 +16,10 @@
 //! * [`service_error`]: the one error of every gRPC service and its mapping to `tonic::Status`.
 //! * [`wire`]: sweep specs, statuses and worker lists to and from the wire.
 //! * [`status`]: what control clients see (sweep progress, the worker list).
-//! * [`http`]: the HTTP port (`/healthz`, `/api/status`, the HTML page).
-//! * [`http_serve`]: the HTTP server of that port and of `skillshift view`:
-//!   a connection cap, header and idle timeouts.
+//! * [`live`]: the running coordinator as the viewer reads it (the
+//!   `skillshift_live::LiveCoordinator` trait), handed to the pages hook.
+//! * [`http`]: the HTTP port (`/healthz`, `/api/status`, the HTML page), served
+//!   by `skillshift_http`'s bounded server behind its token check.
 //! * [`llm_budget`] and [`llm_service`]: the cluster's one LLM budget
 //!   (permits per model endpoint, AIMD on 429) and its gRPC service.
 //! * [`metrics`]: `/metrics` on the HTTP port (Prometheus text).
@@ -29,9 +30,9 @@
 pub mod client;
 pub mod engine;
 pub mod http;
-pub mod http_serve;
 pub mod lease;
 pub mod limits;
+pub mod live;
 pub mod llm_budget;
 pub mod llm_service;
 pub mod metrics;

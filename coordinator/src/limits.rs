@@ -77,7 +77,7 @@ pub struct Limits {
     pub max_concurrent_decodes: usize,
     pub store_commit_deadline: Duration,
     /// The `--http` port's connection cap and timeouts.
-    pub http: crate::http_serve::HttpLimits,
+    pub http: skillshift_http::HttpLimits,
 }
 
 impl Default for Limits {
@@ -98,7 +98,7 @@ impl Default for Limits {
             max_trajectory_bytes_per_sweep: MAX_TRAJECTORY_BYTES_PER_SWEEP,
             max_concurrent_decodes: MAX_CONCURRENT_DECODES,
             store_commit_deadline: STORE_COMMIT_DEADLINE,
-            http: crate::http_serve::HttpLimits::default(),
+            http: skillshift_http::HttpLimits::default(),
         }
     }
 }

@@ -32,10 +32,12 @@ use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
 use crate::engine::{Effect, Engine, Input, RandomIds, SystemClock};
 use crate::limits::Limits;
+use crate::live::Live;
 use crate::llm_budget::{Budget, BudgetConfig};
 use crate::llm_service::BudgetService;
 use crate::service::{ControlService, Handle, TokenCheck, WorkerService};
 use crate::store::{Store, StoreError, StoreOp};
+use skillshift_live::{LiveCoordinator, PagesHook};
 use skillshift_proto::v1::llm_budget_server::LlmBudgetServer;
 
 /// Inputs waiting for the engine; senders wait when it is full.
@@ -116,19 +118,14 @@ fn read(path: &PathBuf) -> Result<Vec<u8>, ServerError> {
     std::fs::read(path).map_err(|source| ServerError::TlsFile { path: path.clone(), source })
 }
 
-/// Builds extra pages for the `--http` port once the store and the engine's
-/// handle exist (the trajectory viewer, which lives in another crate: the
-/// coordinator does not depend on it). They are served behind the port's
-/// token check, beside the coordinator's own `/` and `/api/status`.
-/// Tasks the pages spawn belong to the given centre, stopped with the server.
-pub type PagesHook = Arc<dyn Fn(Store, Handle, TaskCenter) -> axum::Router + Send + Sync>;
-
 /// Opens the store, reloads it and starts serving. Returns once listening.
 pub async fn start(config: Config, cancel: CancellationToken) -> Result<Running, ServerError> {
     start_with_pages(config, cancel, None).await
 }
 
-/// As [`start`], with `pages` (when given) served on the `--http` port.
+/// As [`start`], with `pages` (when given) served on the `--http` port: the
+/// hook gets the running coordinator as [`crate::live::Live`] (the trajectory
+/// viewer, which lives in another crate: the coordinator does not depend on it).
 pub async fn start_with_pages(
     config: Config,
     cancel: CancellationToken,
@@ -252,12 +249,15 @@ pub async fn start_with_pages(
         })
     };
     let http = http_listener.map(|l| {
-        let extra = pages.map(|build| build(store.clone(), handle.clone(), serving.clone()));
+        let extra = pages.map(|build| {
+            let live: Arc<dyn LiveCoordinator> = Arc::new(Live { store: store.clone(), handle: handle.clone() });
+            build(live, serving.clone())
+        });
         let router = crate::http::router_with(handle.clone(), config.token.as_deref(), extra)
             .merge(crate::metrics::router(handle.clone(), metrics, exposition, budget));
         let bounds = limits.http;
         serving.spawn("http", move |token| async move {
-            let _ = crate::http_serve::serve(l, router, bounds, token.cancelled_owned()).await;
+            let _ = skillshift_http::serve(l, router, bounds, token.cancelled_owned()).await;
         })
     });
     let grpc_task = serving.spawn("grpc", move |token| {

@@ -585,16 +585,11 @@ impl TokenCheck {
     }
 }
 
-/// Compares without leaking where the first difference is.
-pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 impl tonic::service::Interceptor for TokenCheck {
     fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
         let Some(expected) = &self.expected else { return Ok(req) };
         match req.metadata().get("authorization") {
-            Some(v) if same(v.as_bytes(), expected) => Ok(req),
+            Some(v) if skillshift_http::token::same(v.as_bytes(), expected) => Ok(req),
             Some(_) => Err(ServiceError::Unauthenticated("wrong token").into()),
             None => Err(ServiceError::Unauthenticated("missing token: send `authorization: Bearer <token>`").into()),
         }

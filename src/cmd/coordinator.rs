@@ -77,10 +77,10 @@ pub struct Args {
     #[arg(long, default_value_t = limits::MAX_TRAJECTORY_BYTES_PER_SWEEP, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_trajectory_bytes_per_sweep: u64,
     /// Seconds an --http connection may pass without a byte either way before it is closed.
-    #[arg(long, default_value_t = skillshift_coordinator::http_serve::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = skillshift_http::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub http_idle_timeout_s: u64,
     /// --http connections open at once; one past it is closed at once.
-    #[arg(long, default_value_t = skillshift_coordinator::http_serve::MAX_HTTP_CONNECTIONS, value_parser = positive)]
+    #[arg(long, default_value_t = skillshift_http::MAX_HTTP_CONNECTIONS, value_parser = positive)]
     pub http_max_connections: usize,
     /// Seconds a worker that is not connected and holds no lease stays registered.
     #[arg(long, default_value_t = limits::WORKER_EXPIRY.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
@@ -145,7 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             max_sweeps: args.max_sweeps,
             max_workers: args.max_workers,
             max_trajectory_bytes_per_sweep: args.max_trajectory_bytes_per_sweep,
-            http: skillshift_coordinator::http_serve::HttpLimits {
+            http: skillshift_http::HttpLimits {
                 max_connections: args.http_max_connections,
                 idle_timeout: Duration::from_secs(args.http_idle_timeout_s),
                 ..Default::default()

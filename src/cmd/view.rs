@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:8765")]
     pub listen: SocketAddr,
     /// Seconds a connection may pass without a byte either way before it is closed.
-    #[arg(long, default_value_t = skillshift_coordinator::http_serve::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = skillshift_http::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_s: u64,
     /// A token every page and /api/* needs (/healthz excepted); the printed URL carries it.
     #[arg(long, env = "SKILLSHIFT_TOKEN")]
@@ -63,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        let limits = skillshift_coordinator::http_serve::HttpLimits {
+        let limits = skillshift_http::HttpLimits {
             idle_timeout: std::time::Duration::from_secs(args.idle_timeout_s),
             ..Default::default()
         };

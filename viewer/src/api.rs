@@ -547,7 +547,7 @@ pub async fn events(
     let Some(rx) = src.changes() else {
         return StatusCode::NO_CONTENT.into_response();
     };
-    let ip = skillshift_coordinator::http_serve::peer(&req).map_or(IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+    let ip = skillshift_http::peer(&req).map_or(IpAddr::from([0, 0, 0, 0]), |a| a.ip());
     let slot = match streams.take(ip) {
         Ok(slot) => slot,
         Err(why) => return ApiError(StatusCode::TOO_MANY_REQUESTS, why).into_response(),

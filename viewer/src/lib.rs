@@ -5,10 +5,11 @@
 //! * [`source`]: the [`Source`] trait, what the viewer reads.
 //! * [`export`]: [`ExportSource`], the trait over an export directory.
 //! * [`live`]: [`LiveSource`], the source over a running coordinator, which it
-//!   reads through the [`live::Coordinator`] trait.
+//!   reads through the `skillshift_live::LiveCoordinator` trait the
+//!   coordinator implements; [`live::hook`] mounts it on the coordinator's port.
 //! * [`api`]: the JSON under `/api/*` the page renders.
 //! * [`marks`]: which observation lines a step's perturbations touched.
-//! * [`auth`]: the token check, the coordinator's scheme.
+//! * [`auth`]: the token check, the one the coordinator's port uses (`skillshift_http`).
 //!
 //! The front end is three small hand-written files embedded in the binary
 //! (`assets/`): no CDN, no build step, so the page works with no internet. It
@@ -18,8 +19,8 @@
 //! and [`router_on`] adds, for a viewer listening on loopback, a check of the
 //! `Host` header ([`host`]): a page of another site that rebinds its name to
 //! 127.0.0.1 (DNS rebinding) sends its own name and is answered `421`.
-//! [`serve`] is the coordinator's bounded server (a connection cap, header and
-//! idle timeouts).
+//! [`serve`] is the bounded server the coordinator's port runs on too
+//! (`skillshift_http`: a connection cap, header and idle timeouts).
 #![warn(clippy::disallowed_methods)] // every spawn goes through the task centre (clippy.toml)
 
 pub mod api;
@@ -139,8 +140,8 @@ fn percent_encoded(s: &str) -> String {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
-    limits: skillshift_coordinator::http_serve::HttpLimits,
+    limits: skillshift_http::HttpLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    skillshift_coordinator::http_serve::serve(listener, router, limits, shutdown).await
+    skillshift_http::serve(listener, router, limits, shutdown).await
 }

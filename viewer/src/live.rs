@@ -1,15 +1,14 @@
 //! [`LiveSource`]: the viewer over a running coordinator, the page at
 //! [`crate::LIVE_PATH`] on its `--http` port.
 //!
-//! What the source needs of the coordinator is the [`Coordinator`] trait:
-//! the sweeps and their states as the engine sees them now, and the records,
-//! trajectories and screenshots its store holds now. This module names no
-//! part of the coordinator; [`coordinator`] implements the trait over the
-//! coordinator's store and engine handle and builds the hook its server
-//! takes. A watcher asks for the sweeps' counts once a second and says which
-//! sweep changed, for the page's server-sent events.
-
-pub mod coordinator;
+//! What the source needs of the coordinator is the [`LiveCoordinator`] trait
+//! (the `skillshift_live` crate, which the coordinator implements): the
+//! sweeps and their states as the engine sees them now, and the records,
+//! trajectories and screenshots its store holds now. The viewer names no
+//! part of the coordinator; [`hook`] builds its pages from the trait alone,
+//! for the coordinator's server to mount. A watcher asks for the sweeps'
+//! counts once a second and says which sweep changed, for the page's
+//! server-sent events.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,58 +23,36 @@ use tokio::sync::broadcast;
 use crate::export::is_digest;
 use crate::source::{Source, SourceError, SweepInfo};
 
-pub use coordinator::hook;
+use skillshift_live::{LiveCoordinator, LiveError, LiveSweep, PagesHook};
 
 /// How often the watcher asks the engine whether a sweep changed.
 const WATCH_PERIOD: Duration = Duration::from_secs(1);
 /// Changes kept for a slow page; a page that lags further is told to refresh everything.
 const CHANGES_CAPACITY: usize = 64;
 
-/// One sweep as the engine sees it now.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveSweep {
-    pub id: String,
-    /// `queued`, `running`, `done` or `cancelled`.
-    pub state: &'static str,
-    /// Queued or running: records may still arrive.
-    pub live: bool,
-    pub created_ms: u64,
-    /// Attempts ended so far.
-    pub attempts: u64,
-    /// Units done so far.
-    pub units_done: u64,
-}
-
-/// What the live source reads from a running coordinator. The sweeps come
-/// from its engine (`Err` carries why the engine did not answer: it is
-/// shutting down); the rest are blocking reads of its store, which the
-/// source runs on the blocking pool.
-pub trait Coordinator: Send + Sync + 'static {
-    /// Every sweep, in no particular order.
-    fn sweeps(&self) -> BoxFuture<'_, Result<Vec<LiveSweep>, String>>;
-
-    /// Whether the engine knows the sweep `id`.
-    fn has_sweep<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, String>>;
-
-    /// Every record of `sweep` in the order they were written, each with
-    /// whether its attempt's trajectory is stored. Blocking.
-    fn records(&self, sweep: &str) -> Result<Vec<(Record, bool)>, SourceError>;
-
-    /// The trajectory of the attempt `record` names in `sweep`, `None` when the
-    /// attempt kept none; refused when its JSON is larger than `limit` bytes. Blocking.
-    fn trajectory(&self, sweep: &str, record: &Record, limit: usize) -> Result<Option<Trajectory>, SourceError>;
-
-    /// A screenshot's PNG bytes by its hex digest, `None` when the store has none. Blocking.
-    fn screenshot(&self, sha256_hex: &str) -> Result<Option<Vec<u8>>, SourceError>;
+/// The hook a coordinator takes (`skillshift_coordinator::server::start_with_pages`)
+/// to serve the viewer over its live store at [`crate::LIVE_PATH`].
+pub fn hook() -> PagesHook {
+    Arc::new(|coordinator, tasks| crate::pages_at(crate::LIVE_PATH, Arc::new(LiveSource::new(coordinator, &tasks))))
 }
 
 pub struct LiveSource {
-    coordinator: Arc<dyn Coordinator>,
+    coordinator: Arc<dyn LiveCoordinator>,
     changes: broadcast::Sender<String>,
 }
 
-pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> SourceError {
+fn unavailable(what: &str, e: impl std::fmt::Display) -> SourceError {
     SourceError::Unavailable(format!("coordinator store: {what}: {e}"))
+}
+
+impl From<LiveError> for SourceError {
+    fn from(e: LiveError) -> SourceError {
+        match e {
+            LiveError::NoAttempt { .. } => SourceError::NotFound(e.to_string()),
+            LiveError::TooLarge { .. } => SourceError::Invalid(e.to_string()),
+            LiveError::Engine(_) | LiveError::Store { .. } => SourceError::Unavailable(e.to_string()),
+        }
+    }
 }
 
 /// What the watcher compares: a sweep's state and how many attempts ended.
@@ -99,7 +76,7 @@ fn trajectory_name(r: &Record) -> String {
 
 impl LiveSource {
     /// A source over `coordinator`, its watcher spawned on `tasks` (it stops with them, or when the engine stops).
-    pub fn new(coordinator: Arc<dyn Coordinator>, tasks: &TaskCenter) -> LiveSource {
+    pub fn new(coordinator: Arc<dyn LiveCoordinator>, tasks: &TaskCenter) -> LiveSource {
         let (changes, _) = broadcast::channel(CHANGES_CAPACITY);
         let (c, tx) = (coordinator.clone(), changes.clone());
         tasks.spawn("viewer-watch", move |token| async move {
@@ -126,7 +103,7 @@ impl LiveSource {
     async fn blocking<T: Send + 'static>(
         &self,
         what: &'static str,
-        f: impl FnOnce(&dyn Coordinator) -> Result<T, SourceError> + Send + 'static,
+        f: impl FnOnce(&dyn LiveCoordinator) -> Result<T, SourceError> + Send + 'static,
     ) -> Result<T, SourceError> {
         let c = self.coordinator.clone();
         skillshift_taskcenter::run_blocking(what, move || f(c.as_ref())).await.map_err(|e| unavailable(what, e))?
@@ -141,7 +118,7 @@ impl LiveSource {
     }
 }
 
-pub(crate) fn clip(s: &str) -> String {
+fn clip(s: &str) -> String {
     s.chars().take(80).collect()
 }
 
@@ -186,7 +163,7 @@ impl Source for LiveSource {
         Box::pin(async move {
             let (id, wanted) = (sweep.to_string(), record.clone());
             self.blocking("reading a trajectory", move |c| {
-                c.trajectory(&id, &wanted, crate::api::MAX_TRAJECTORY_JSON_BYTES)
+                Ok(c.trajectory(&id, &wanted, crate::api::MAX_TRAJECTORY_JSON_BYTES)?)
             })
             .await
         })
