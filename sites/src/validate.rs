@@ -166,7 +166,7 @@ fn check_task(c: &mut Checker, path: &Path, i: usize, t: &Task, site: Site) {
         }
     }
     for (j, check) in t.eval.program_html.iter().enumerate() {
-        if check.url != "last" && !placeholder_ok(&check.url, site) {
+        if check.url != "last" && !placeholder_ok(check.url.as_str(), site) {
             c.add(
                 path,
                 Some(i),

@@ -305,12 +305,11 @@ pub fn check_eval(eval: &Eval) -> Result<(), String> {
                     return Err("eval.program_html is empty for program_html".to_string());
                 }
                 for (i, check) in eval.program_html.iter().enumerate() {
-                    if check.url.trim().is_empty() {
+                    if check.url.as_str().trim().is_empty() {
                         return Err(format!("eval.program_html[{i}].url is empty"));
                     }
-                    program::check_url(&check.url).map_err(|e| format!("eval.program_html[{i}].url: {e}"))?;
-                    let locator =
-                        program::locator(&check.locator).map_err(|e| format!("eval.program_html[{i}].locator: {e}"))?;
+                    check.url.class().map_err(|e| format!("eval.program_html[{i}].url: {e}"))?;
+                    let locator = check.locator.class().map_err(|e| format!("eval.program_html[{i}].locator: {e}"))?;
                     if let program::Locator::Helper(_) = locator {
                         return Err(format!(
                             "eval.program_html[{i}].locator: '{}' calls a helper, which needs a site's API the fixture \
