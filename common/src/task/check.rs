@@ -200,8 +200,9 @@ impl Classify for Locator {
 /// when the value is made. It reads and writes as the bare JSON string, so a
 /// task written back is byte-identical; a text that does not classify still
 /// loads, keeping its error for the validators to report and a run to score
-/// as invalid.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// as invalid. It shows (`Debug`, `Display`) as its text, as the `String` it
+/// once was; the class follows from the text.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Classified<T> {
     text: String,
     class: Result<T, CheckError>,
@@ -252,6 +253,12 @@ impl<T> fmt::Display for Classified<T> {
     }
 }
 
+impl<T> fmt::Debug for Classified<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.text, f)
+    }
+}
+
 impl<T> PartialEq<str> for Classified<T> {
     fn eq(&self, other: &str) -> bool {
         self.text == other
@@ -295,6 +302,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&both).unwrap(), json);
         assert!(both.url == "func:reddit_get_post_url('__last_url__')");
         assert_eq!(both.locator.to_string(), "window.x");
+        assert_eq!(format!("{:?}", both.locator), format!("{:?}", "window.x"));
         assert_eq!(Classified::<Locator>::default().class(), Ok(&Locator::Content));
         let e = serde_json::from_str::<Both>(r#"{"url":1,"locator":""}"#).err().map(|e| e.to_string());
         assert_eq!(e.as_deref(), Some("invalid type: integer `1`, expected a string at line 1 column 8"));
