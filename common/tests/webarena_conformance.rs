@@ -383,7 +383,7 @@ fn from_real_configs() -> Vec<Case> {
         let reference_url = e.reference_url.clone().unwrap_or_default();
         let first_ref = reference_url.split(evaluate::OR).next().unwrap_or("").to_string();
         let start = t.start_urls()[0].to_string();
-        let uses_reddit = e.program_html.iter().any(|c| c.url.contains("reddit_get_post_url"));
+        let uses_reddit = e.program_html.iter().any(|c| c.url.as_str().contains("reddit_get_post_url"));
         let final_good = if e.eval_types.contains(&EvalType::UrlMatch) && !first_ref.is_empty() {
             first_ref.clone()
         } else if uses_reddit {
@@ -413,17 +413,17 @@ fn from_real_configs() -> Vec<Case> {
         for check in &e.program_html {
             let key = if check.url == "last" {
                 final_good.clone()
-            } else if check.url.contains("reddit_get_post_url") {
+            } else if check.url.as_str().contains("reddit_get_post_url") {
                 reddit_post_url(&final_good)
             } else {
-                check.url.clone()
+                check.url.to_string()
             };
             let entry = pages.entry(key).or_insert_with(|| json!({"content": "", "values": {}}));
             let text = satisfying(&check.required_contents);
-            if check.locator.trim().is_empty() {
+            if check.locator.as_str().trim().is_empty() {
                 let html = format!("{}<p>{}</p>", entry["content"].as_str().unwrap_or(""), html_escape(&text));
                 entry["content"] = json!(html);
-            } else if !check.locator.starts_with("func:") {
+            } else if !check.locator.as_str().starts_with("func:") {
                 entry["values"][check.locator.as_str()] = json!(text);
                 for a in &check.prep_actions {
                     entry["values"][a.as_str()] = Value::Null;

@@ -40,7 +40,7 @@ fn pages(site: Site, version: Version) -> Vec<String> {
     let mut out = Vec::new();
     for g in crate::tasks(site, version) {
         let mut urls = vec![g.task.start_url.clone()];
-        urls.extend(g.task.eval.program_html.iter().map(|c| c.url.clone()).filter(|u| u != "last"));
+        urls.extend(g.task.eval.program_html.iter().map(|c| c.url.to_string()).filter(|u| u != "last"));
         for u in urls {
             let path = u.replace(site.placeholder(), "");
             let path = if path.is_empty() { "/".to_string() } else { path };

@@ -149,9 +149,8 @@ fn check_task(c: &mut Checker, path: &Path, i: usize, t: &Task, site: Site) {
     } else if substitute(&t.intent_template, &args) != t.intent {
         c.add(path, Some(i), "intent", "is not intent_template filled with instantiation_dict");
     }
-    if let Err(m) = check_eval(&t.eval) {
-        let field = m.split_whitespace().next().unwrap_or("eval").trim_end_matches(':').to_string();
-        c.add(path, Some(i), &field, m);
+    if let Err(e) = check_eval(&t.eval) {
+        c.add(path, Some(i), &e.field(), e.to_string());
     }
     if let Some(url) = &t.eval.reference_url {
         for alt in url.split(skillshift_common::evaluate::OR) {
@@ -166,7 +165,7 @@ fn check_task(c: &mut Checker, path: &Path, i: usize, t: &Task, site: Site) {
         }
     }
     for (j, check) in t.eval.program_html.iter().enumerate() {
-        if check.url != "last" && !placeholder_ok(&check.url, site) {
+        if check.url != "last" && !placeholder_ok(check.url.as_str(), site) {
             c.add(
                 path,
                 Some(i),

@@ -295,7 +295,7 @@ fn show(data: &std::path::Path, uid: Uid) -> anyhow::Result<ExitCode> {
         super::out!(
             "check:      {} {} {}",
             check.url,
-            if check.locator.is_empty() { "''" } else { &check.locator },
+            if check.locator.as_str().is_empty() { "''" } else { check.locator.as_str() },
             serde_json::to_string(&check.required_contents)?
         );
     }

@@ -16,7 +16,7 @@ use serde_json::Value;
 use skillshift_common::evaluate::verified::{self, VerifiedScored};
 use skillshift_common::evaluate::{self, FinalState, Mode, Options, PageError, PageReader, Verdict};
 use skillshift_common::har::Har;
-use skillshift_common::task::{EvalType, SiteBases, Task};
+use skillshift_common::task::{CheckUrl, EvalType, SiteBases, Task};
 
 use crate::browser::{BrowserError, Session};
 use crate::skill_runtime::Placeholders;
@@ -240,7 +240,7 @@ pub fn score_verified(task: &Task, answer: &str, har: Option<&Har>, bases: &Site
 /// as it is.
 pub fn changes_the_final_page(task: &Task) -> bool {
     task.eval.eval_types.contains(&EvalType::ProgramHtml)
-        && task.eval.program_html.iter().any(|c| c.url == "last" && !c.prep_actions.is_empty())
+        && task.eval.program_html.iter().any(|c| c.url.class() == Ok(&CheckUrl::Last) && !c.prep_actions.is_empty())
 }
 
 #[cfg(test)]

@@ -269,60 +269,102 @@ pub async fn evaluate<P: PageReader>(
     Ok(Scored { verdict: Verdict::all(out.iter().map(|e| e.verdict.clone())), evaluators: out })
 }
 
+/// Why a grid task's `eval` block is incomplete or undecidable without a judge; the text starts with the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalCheckError {
+    #[error("eval.eval_types is empty")]
+    NoEvalTypes,
+    #[error("eval.reference_answers is null for string_match")]
+    NoReferenceAnswers,
+    #[error("eval.reference_answers must set exactly one of exact_match, must_include, fuzzy_match")]
+    AnswerApproaches,
+    #[error("eval.reference_answers holds an empty answer")]
+    EmptyAnswer,
+    #[error("eval.reference_url is empty for url_match")]
+    NoReferenceUrl,
+    #[error("eval.program_html is empty for program_html")]
+    NoChecks,
+    #[error("eval.program_html[{0}].url is empty")]
+    EmptyCheckUrl(usize),
+    #[error("eval.program_html[{index}].url: {error}")]
+    CheckUrl { index: usize, error: program::CheckError },
+    #[error("eval.program_html[{index}].locator: {error}")]
+    Locator { index: usize, error: program::CheckError },
+    #[error(
+        "eval.program_html[{index}].locator: '{locator}' calls a helper, which needs a site's API the fixture \
+         sites do not have"
+    )]
+    HelperLocator { index: usize, locator: String },
+    #[error("eval.program_html[{0}].required_contents must set exactly one of exact_match, must_include")]
+    RequiredContents(usize),
+}
+
+impl EvalCheckError {
+    /// The field at fault, as a path: `eval.program_html[2].locator`.
+    pub fn field(&self) -> String {
+        match self {
+            EvalCheckError::NoEvalTypes => "eval.eval_types".to_string(),
+            EvalCheckError::NoReferenceAnswers | EvalCheckError::AnswerApproaches | EvalCheckError::EmptyAnswer => {
+                "eval.reference_answers".to_string()
+            }
+            EvalCheckError::NoReferenceUrl => "eval.reference_url".to_string(),
+            EvalCheckError::NoChecks => "eval.program_html".to_string(),
+            EvalCheckError::EmptyCheckUrl(i) | EvalCheckError::CheckUrl { index: i, .. } => {
+                format!("eval.program_html[{i}].url")
+            }
+            EvalCheckError::Locator { index: i, .. } | EvalCheckError::HelperLocator { index: i, .. } => {
+                format!("eval.program_html[{i}].locator")
+            }
+            EvalCheckError::RequiredContents(i) => format!("eval.program_html[{i}].required_contents"),
+        }
+    }
+}
+
 /// Checks that a grid task's `eval` block is complete and decidable
 /// without a judge (stricter than WebArena's loading: no empty answers, no
 /// empty URLs, no `func:` helpers); the message starts with the field. Whether
 /// it holds in a browser is `skillshift tasks audit`'s to prove.
-pub fn check_eval(eval: &Eval) -> Result<(), String> {
+pub fn check_eval(eval: &Eval) -> Result<(), EvalCheckError> {
     if eval.eval_types.is_empty() {
-        return Err("eval.eval_types is empty".to_string());
+        return Err(EvalCheckError::NoEvalTypes);
     }
     for kind in &eval.eval_types {
         match kind {
             EvalType::StringMatch => {
-                let r = eval.reference_answers.as_ref().ok_or("eval.reference_answers is null for string_match")?;
+                let r = eval.reference_answers.as_ref().ok_or(EvalCheckError::NoReferenceAnswers)?;
                 let set = [r.exact_match.is_some(), r.must_include.is_some(), r.fuzzy_match.is_some()];
                 if set.iter().filter(|b| **b).count() != 1 {
-                    return Err(
-                        "eval.reference_answers must set exactly one of exact_match, must_include, fuzzy_match"
-                            .to_string(),
-                    );
+                    return Err(EvalCheckError::AnswerApproaches);
                 }
                 if r.exact_match.as_deref().is_some_and(|s| s.trim().is_empty())
                     || r.must_include.as_ref().is_some_and(|v| v.is_empty() || v.iter().any(|s| s.trim().is_empty()))
                 {
-                    return Err("eval.reference_answers holds an empty answer".to_string());
+                    return Err(EvalCheckError::EmptyAnswer);
                 }
             }
             EvalType::UrlMatch => {
                 let url = eval.reference_url.as_deref().unwrap_or("");
                 if url.trim().is_empty() {
-                    return Err("eval.reference_url is empty for url_match".to_string());
+                    return Err(EvalCheckError::NoReferenceUrl);
                 }
             }
             EvalType::ProgramHtml => {
                 if eval.program_html.is_empty() {
-                    return Err("eval.program_html is empty for program_html".to_string());
+                    return Err(EvalCheckError::NoChecks);
                 }
-                for (i, check) in eval.program_html.iter().enumerate() {
-                    if check.url.trim().is_empty() {
-                        return Err(format!("eval.program_html[{i}].url is empty"));
+                for (index, check) in eval.program_html.iter().enumerate() {
+                    if check.url.as_str().trim().is_empty() {
+                        return Err(EvalCheckError::EmptyCheckUrl(index));
                     }
-                    program::check_url(&check.url).map_err(|e| format!("eval.program_html[{i}].url: {e}"))?;
+                    check.url.class().map_err(|e| EvalCheckError::CheckUrl { index, error: e.clone() })?;
                     let locator =
-                        program::locator(&check.locator).map_err(|e| format!("eval.program_html[{i}].locator: {e}"))?;
+                        check.locator.class().map_err(|e| EvalCheckError::Locator { index, error: e.clone() })?;
                     if let program::Locator::Helper(_) = locator {
-                        return Err(format!(
-                            "eval.program_html[{i}].locator: '{}' calls a helper, which needs a site's API the fixture \
-                             sites do not have",
-                            check.locator
-                        ));
+                        return Err(EvalCheckError::HelperLocator { index, locator: check.locator.to_string() });
                     }
                     let c = &check.required_contents;
                     if c.exact_match.is_some() == c.must_include.is_some() {
-                        return Err(format!(
-                            "eval.program_html[{i}].required_contents must set exactly one of exact_match, must_include"
-                        ));
+                        return Err(EvalCheckError::RequiredContents(index));
                     }
                 }
             }
@@ -463,9 +505,36 @@ mod tests {
     }
 
     #[test]
+    fn a_grid_check_error_names_its_field_first() {
+        let helper = check("__GITLAB__/a", "func:shopping_get_latest_order_url()", "x");
+        let errors = [
+            EvalCheckError::NoEvalTypes,
+            EvalCheckError::AnswerApproaches,
+            EvalCheckError::NoReferenceUrl,
+            EvalCheckError::NoChecks,
+            EvalCheckError::EmptyCheckUrl(1),
+            EvalCheckError::Locator { index: 2, error: program::locator("window.x").unwrap_err() },
+            EvalCheckError::HelperLocator { index: 3, locator: helper.locator.to_string() },
+            EvalCheckError::RequiredContents(4),
+        ];
+        for e in errors {
+            let text = e.to_string();
+            let first = text.split_whitespace().next().unwrap_or("").trim_end_matches(':');
+            assert_eq!(e.field(), first, "{text}");
+        }
+        let eval = Eval { eval_types: vec![EvalType::ProgramHtml], program_html: vec![helper], ..Eval::default() };
+        assert_eq!(
+            check_eval(&eval).map_err(|e| e.to_string()),
+            Err("eval.program_html[0].locator: 'func:shopping_get_latest_order_url()' calls a helper, which needs a \
+                 site's API the fixture sites do not have"
+                .to_string())
+        );
+    }
+
+    #[test]
     fn grid_checks_name_the_field() {
         let eval = Eval { eval_types: vec![EvalType::UrlMatch], ..Eval::default() };
-        assert!(check_eval(&eval).unwrap_err().starts_with("eval.reference_url"));
+        assert!(check_eval(&eval).unwrap_err().to_string().starts_with("eval.reference_url"));
         assert_eq!(Verdict::all([Verdict::Pass, Verdict::Fail]), Verdict::Fail);
         assert!(matches!(Verdict::all([Verdict::Fail, Verdict::Invalid("x".into())]), Verdict::Invalid(_)));
         assert_eq!(url_parts("http://h/a%20b/?x=1&y=").query, [("x".into(), "1".into()), ("y".into(), "".into())]);

@@ -12,7 +12,8 @@
 //! helper; anything else is refused. The text is HTML-unescaped, then
 //! `exact_match` compares it cleaned once with the cleaned reference, and
 //! each `must_include` item, split on ` |OR| `, needs one alternative as a
-//! substring (no token rule here).
+//! substring (no token rule here). The URL's and the locator's classes were
+//! found once, when the task was read ([`crate::task::Classified`]).
 
 use std::future::Future;
 
@@ -23,7 +24,7 @@ use super::python::{html_unescape, str_of};
 use super::string::{clean_answer, exact_match};
 use super::url::{urlparse, OR};
 use super::Verdict;
-pub use crate::task::check::{check_url, locator, parse_helper, CheckUrl, Helper, Locator};
+pub use crate::task::check::{check_url, locator, parse_helper, CheckError, CheckUrl, Helper, Locator};
 use crate::task::{ProgramHtml, RequiredContents};
 
 /// Why a page could not be read.
@@ -182,16 +183,16 @@ pub async fn run_check<P: PageReader>(
     page: &mut P,
     site_api: Option<&dyn SiteApi>,
 ) -> Result<CheckOutcome, PageError> {
-    let target = match check_url(&check.url) {
+    let target = match check.url.class() {
         Ok(CheckUrl::Helper(Helper::RedditPostUrl(arg))) => {
             CheckUrl::Url(reddit_post_url(&arg.replace("__last_url__", final_url)))
         }
-        Ok(CheckUrl::Helper(h)) => match helper_text(&h, page, site_api).await? {
+        Ok(CheckUrl::Helper(h)) => match helper_text(h, page, site_api).await? {
             Ok(url) => CheckUrl::Url(url),
             Err(e) => return Ok(invalid(format!("url {}: {e}", check.url))),
         },
-        Ok(t) => t,
-        Err(e) => return Ok(invalid(e)),
+        Ok(t) => t.clone(),
+        Err(e) => return Ok(invalid(e.to_string())),
     };
     let loaded = match &target {
         CheckUrl::Url(url) => page.open(url).await.map(|_| url.clone()),
@@ -208,8 +209,8 @@ pub async fn run_check<P: PageReader>(
             })
         }
     };
-    let text = match locator(&check.locator) {
-        Err(e) => return Ok(invalid(e)),
+    let text = match check.locator.class() {
+        Err(e) => return Ok(invalid(e.to_string())),
         Ok(Locator::Content) => match page.content().await {
             Ok(html) => html,
             Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
@@ -224,14 +225,14 @@ pub async fn run_check<P: PageReader>(
                     Err(_) => break,
                 }
             }
-            match page.eval(&expr).await {
+            match page.eval(expr).await {
                 Ok(v) => str_of(&v),
                 Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
                 Err(PageError::Unsupported(e)) => return Ok(invalid(format!("locator at {at}: {e}"))),
                 Err(_) => String::new(),
             }
         }
-        Ok(Locator::Helper(h)) => match helper_text(&h, page, site_api).await? {
+        Ok(Locator::Helper(h)) => match helper_text(h, page, site_api).await? {
             Ok(t) => t,
             Err(e) => return Ok(invalid(format!("locator {}: {e}", check.locator))),
         },
@@ -242,7 +243,7 @@ pub async fn run_check<P: PageReader>(
             let shown: String = text.chars().take(200).collect();
             Ok(CheckOutcome {
                 verdict: Verdict::from_bool(ok),
-                detail: format!("{at} {:?}", check.locator),
+                detail: format!("{at} {:?}", check.locator.as_str()),
                 got: shown,
             })
         }

@@ -11,7 +11,7 @@
 //! tasks (`webarena-verified.json`: `start_urls`, `revision`, `eval` a list
 //! of evaluators) load too, into the same model, their evaluators in
 //! `eval.verified` ([`verified`]). [`check`] classifies a `program_html`
-//! check's URL and locator.
+//! check's URL and locator once, as the task is read.
 
 pub mod check;
 pub mod site;
@@ -24,6 +24,7 @@ use std::path::Path;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::ids::{Site, Version};
+pub use check::{CheckError, CheckUrl, Classified, Locator};
 pub use site::{SiteBases, SiteKey};
 
 /// One task.
@@ -145,9 +146,9 @@ impl<'de> Deserialize<'de> for FuzzyMatch {
 #[serde(deny_unknown_fields)]
 pub struct ProgramHtml {
     /// A URL, `last`, or `func:<helper>(...)`.
-    pub url: String,
+    pub url: Classified<CheckUrl>,
     /// `''` for the page's HTML source, a `document.` expression, or `func:<helper>(...)`.
-    pub locator: String,
+    pub locator: Classified<Locator>,
     pub required_contents: RequiredContents,
     /// Expressions run in the page before a `document.` locator is read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -15,7 +15,6 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::check as program;
 use super::site::{placeholders_in, SiteKey};
 use super::verified;
 use super::GOLD_IN_PRED;
@@ -282,11 +281,11 @@ fn scoreable(t: &Task, out: &mut Found) {
     if e.eval_types.contains(&EvalType::ProgramHtml) {
         for (i, check) in e.program_html.iter().enumerate() {
             let at = |f: &str| format!("eval.program_html[{i}].{f}");
-            if let Err(m) = program::check_url(&check.url) {
-                out.push((at("url"), m));
+            if let Err(m) = check.url.class() {
+                out.push((at("url"), m.to_string()));
             }
-            if let Err(m) = program::locator(&check.locator) {
-                out.push((at("locator"), m));
+            if let Err(m) = check.locator.class() {
+                out.push((at("locator"), m.to_string()));
             }
             let c = &check.required_contents;
             if c.exact_match.is_none() && c.must_include.is_none() {
@@ -299,7 +298,7 @@ fn scoreable(t: &Task, out: &mut Found) {
         urls.push(("eval.reference_url".into(), u));
     }
     for (i, check) in e.program_html.iter().enumerate() {
-        urls.push((format!("eval.program_html[{i}].url"), &check.url));
+        urls.push((format!("eval.program_html[{i}].url"), check.url.as_str()));
     }
     let verified_urls = e.verified.as_ref().map(|v| verified::urls_of(&v.evaluators)).unwrap_or_default();
     for (field, url) in &verified_urls {

@@ -236,8 +236,8 @@ fn steps(id: u32, version: Version) -> Vec<Step> {
 
 fn html_check(url: String, locator: &str, must_include: Vec<String>) -> ProgramHtml {
     ProgramHtml {
-        url,
-        locator: locator.to_string(),
+        url: url.into(),
+        locator: locator.into(),
         required_contents: RequiredContents { exact_match: None, must_include: Some(must_include) },
         prep_actions: vec![],
     }
@@ -245,8 +245,8 @@ fn html_check(url: String, locator: &str, must_include: Vec<String>) -> ProgramH
 
 fn exact_check(url: String, locator: &str, exact: &str) -> ProgramHtml {
     ProgramHtml {
-        url,
-        locator: locator.to_string(),
+        url: url.into(),
+        locator: locator.into(),
         required_contents: RequiredContents { exact_match: Some(exact.to_string()), must_include: None },
         prep_actions: vec![],
     }

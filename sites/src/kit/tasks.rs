@@ -92,8 +92,8 @@ impl Check {
                 reference_answers: None,
                 reference_url: None,
                 program_html: vec![ProgramHtml {
-                    url,
-                    locator,
+                    url: url.into(),
+                    locator: locator.into(),
                     required_contents: if exact {
                         RequiredContents { exact_match: Some(text), must_include: None }
                     } else {
