@@ -338,13 +338,25 @@ impl PageReader for Reader<'_> {
     }
 }
 
+/// A `--site NAME=URL` that does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SiteFlagError {
+    #[error("--site '{0}' is not NAME=URL")]
+    NotNameEqualsUrl(String),
+    #[error("--site '{text}': {source}")]
+    UnknownSite { text: String, source: skillshift_common::ids::ParseIdError },
+    #[error("--site '{0}': the URL must start with http:// or https://")]
+    NotHttp(String),
+}
+
 /// Parses `NAME=URL` (`gitlab=http://localhost:8023`).
-pub fn parse_site(text: &str) -> Result<(SiteKey, String), String> {
-    let (name, url) = text.split_once('=').ok_or_else(|| format!("--site '{text}' is not NAME=URL"))?;
-    let key: SiteKey = name.trim().parse().map_err(|e| format!("--site '{text}': {e}"))?;
+pub fn parse_site(text: &str) -> Result<(SiteKey, String), SiteFlagError> {
+    let (name, url) = text.split_once('=').ok_or_else(|| SiteFlagError::NotNameEqualsUrl(text.to_string()))?;
+    let key: SiteKey =
+        name.trim().parse().map_err(|source| SiteFlagError::UnknownSite { text: text.to_string(), source })?;
     let url = url.trim();
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(format!("--site '{text}': the URL must start with http:// or https://"));
+        return Err(SiteFlagError::NotHttp(text.to_string()));
     }
     Ok((key, url.to_string()))
 }
@@ -359,9 +371,15 @@ mod tests {
             parse_site("shopping_admin=http://h:7780/admin"),
             Ok((SiteKey::ShoppingAdmin, "http://h:7780/admin".to_string()))
         );
-        assert!(parse_site("gitlab").is_err());
-        assert!(parse_site("nowhere=http://x").is_err());
-        assert!(parse_site("gitlab=localhost:8023").is_err());
+        assert_eq!(parse_site("gitlab").unwrap_err().to_string(), "--site 'gitlab' is not NAME=URL");
+        assert!(parse_site("nowhere=http://x")
+            .unwrap_err()
+            .to_string()
+            .starts_with("--site 'nowhere=http://x': unknown"));
+        assert_eq!(
+            parse_site("gitlab=localhost:8023").unwrap_err().to_string(),
+            "--site 'gitlab=localhost:8023': the URL must start with http:// or https://"
+        );
         assert_eq!(version_of(Path::new("data/tasks/gitlab.v2.json")), Version::V2);
         assert_eq!(version_of(Path::new("test.raw.json")), Version::V1);
     }

@@ -84,19 +84,26 @@ pub struct StreamSlot {
     ip: IpAddr,
 }
 
+/// Why no event stream was opened: a limit was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StreamsFull {
+    #[error("{} event streams are open, the limit; try again later", MAX_EVENT_STREAMS)]
+    All,
+    #[error("{max} event streams are open from {0}, the limit for one client", max = MAX_EVENT_STREAMS_PER_CLIENT)]
+    Client(IpAddr),
+}
+
 impl EventStreams {
     /// A slot for a stream from `ip`, or why not.
-    pub fn take(self: &Arc<Self>, ip: IpAddr) -> Result<StreamSlot, String> {
+    pub fn take(self: &Arc<Self>, ip: IpAddr) -> Result<StreamSlot, StreamsFull> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let (all, per) = &mut *open;
         let mine = per.get(&ip).copied().unwrap_or(0);
         if *all >= MAX_EVENT_STREAMS {
-            return Err(format!("{MAX_EVENT_STREAMS} event streams are open, the limit; try again later"));
+            return Err(StreamsFull::All);
         }
         if mine >= MAX_EVENT_STREAMS_PER_CLIENT {
-            return Err(format!(
-                "{MAX_EVENT_STREAMS_PER_CLIENT} event streams are open from {ip}, the limit for one client"
-            ));
+            return Err(StreamsFull::Client(ip));
         }
         *all += 1;
         per.insert(ip, mine + 1);
@@ -550,7 +557,7 @@ pub async fn events(
     let ip = skillshift_http::peer(&req).map_or(IpAddr::from([0, 0, 0, 0]), |a| a.ip());
     let slot = match streams.take(ip) {
         Ok(slot) => slot,
-        Err(why) => return ApiError(StatusCode::TOO_MANY_REQUESTS, why).into_response(),
+        Err(why) => return ApiError(StatusCode::TOO_MANY_REQUESTS, why.to_string()).into_response(),
     };
     let stream = tokio_stream::wrappers::BroadcastStream::new(rx).map(move |m| {
         // The slot lives as long as the stream.

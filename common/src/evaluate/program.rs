@@ -59,16 +59,46 @@ pub trait PageReader {
     fn eval(&mut self, expression: &str) -> impl Future<Output = Result<Value, PageError>>;
 }
 
+/// Why the shopping site's REST API gave no JSON body: its implementation's own words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SiteApiError(pub String);
+
 /// The shopping site's REST API, which WebArena's `shopping_*` helpers call as its admin.
 pub trait SiteApi: Send + Sync {
     /// GET `path_and_query` on the shopping site (e.g. `/rest/V1/orders?...`), authenticated; the JSON body.
-    fn shopping_get<'a>(&'a self, path_and_query: &'a str) -> BoxFuture<'a, Result<Value, String>>;
+    fn shopping_get<'a>(&'a self, path_and_query: &'a str) -> BoxFuture<'a, Result<Value, SiteApiError>>;
     /// The shopping site's base URL (what `__SHOPPING__` stands for).
     fn shopping_base(&self) -> String;
 }
 
+/// A check's `required_contents` with nothing to compare (read from a task that was not validated).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("required_contents sets neither exact_match nor must_include")]
+pub struct NoRequiredContents;
+
+/// Why a WebArena helper gave no text: the check is then `invalid`, with this as its reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HelperError {
+    #[error("the shopping helpers need the shopping site's REST API, and none is configured")]
+    NoSiteApi,
+    #[error(transparent)]
+    SiteApi(#[from] SiteApiError),
+    #[error("the latest order has no integer increment_id")]
+    NoOrderId,
+    #[error("the latest review has no nickname")]
+    NoNickname,
+    #[error("the first review's first rating is not named \"Rating\"")]
+    RatingNotNamed,
+    #[error("the reviews of {sku} are not a list: {got}")]
+    ReviewsNotList { sku: String, got: Value },
+    /// The page reader cannot run the helper's script (its own words).
+    #[error("{0}")]
+    Reader(String),
+}
+
 /// `required_contents` against the located text (already unescaped): (pass, what was expected).
-pub fn contents_match(required: &RequiredContents, text: &str) -> Result<bool, String> {
+pub fn contents_match(required: &RequiredContents, text: &str) -> Result<bool, NoRequiredContents> {
     if let Some(exact) = &required.exact_match {
         return Ok(exact_match(exact, text));
     }
@@ -76,7 +106,7 @@ pub fn contents_match(required: &RequiredContents, text: &str) -> Result<bool, S
         let pred = clean_answer(text);
         return Ok(items.iter().all(|item| item.split(OR).any(|alt| pred.contains(&clean_answer(alt)))));
     }
-    Err("required_contents sets neither exact_match nor must_include".to_string())
+    Err(NoRequiredContents)
 }
 
 /// `reddit_get_post_url`.
@@ -107,11 +137,8 @@ async fn helper_text<P: PageReader>(
     helper: &Helper,
     page: &mut P,
     site_api: Option<&dyn SiteApi>,
-) -> Result<Result<String, String>, PageError> {
-    let api = || {
-        site_api
-            .ok_or_else(|| "the shopping helpers need the shopping site's REST API, and none is configured".to_string())
-    };
+) -> Result<Result<String, HelperError>, PageError> {
+    let api = || site_api.ok_or(HelperError::NoSiteApi);
     Ok(match helper {
         Helper::RedditPostUrl(url) => Ok(reddit_post_url(url)),
         Helper::ShoppingLatestOrderUrl => match api() {
@@ -119,13 +146,13 @@ async fn helper_text<P: PageReader>(
             Ok(api) => {
                 let q = "/rest/V1/orders?searchCriteria%5BsortOrders%5D%5B0%5D%5Bfield%5D=created_at&searchCriteria%5BsortOrders%5D%5B0%5D%5Bdirection%5D=DESC&searchCriteria%5BpageSize%5D=1";
                 match api.shopping_get(q).await {
-                    Err(e) => Err(e),
+                    Err(e) => Err(e.into()),
                     Ok(v) => {
                         let id =
                             v["items"][0]["increment_id"].as_str().map(str::trim).and_then(|s| s.parse::<i64>().ok());
                         match id {
                             Some(id) => Ok(format!("{}/sales/order/view/order_id/{id}/", api.shopping_base())),
-                            None => Err("the latest order has no integer increment_id".to_string()),
+                            None => Err(HelperError::NoOrderId),
                         }
                     }
                 }
@@ -134,22 +161,19 @@ async fn helper_text<P: PageReader>(
         Helper::ShoppingReviewAuthor(sku) | Helper::ShoppingReviewRating(sku) => match api() {
             Err(e) => Err(e),
             Ok(api) => match api.shopping_get(&format!("/rest/V1/products/{sku}/reviews")).await {
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
                 Ok(Value::Array(reviews)) if reviews.is_empty() => Ok(String::new()),
                 Ok(Value::Array(reviews)) => {
                     let last = &reviews[reviews.len() - 1];
                     if matches!(helper, Helper::ShoppingReviewAuthor(_)) {
-                        last["nickname"]
-                            .as_str()
-                            .map(str::to_string)
-                            .ok_or_else(|| "the latest review has no nickname".to_string())
+                        last["nickname"].as_str().map(str::to_string).ok_or(HelperError::NoNickname)
                     } else if reviews[0]["ratings"][0]["rating_name"] != "Rating" {
-                        Err("the first review's first rating is not named \"Rating\"".to_string())
+                        Err(HelperError::RatingNotNamed)
                     } else {
                         Ok(str_of(&last["ratings"][0]["percent"]))
                     }
                 }
-                Ok(other) => Err(format!("the reviews of {sku} are not a list: {other}")),
+                Ok(other) => Err(HelperError::ReviewsNotList { sku: sku.clone(), got: other }),
             },
         },
         Helper::GitlabMemberRole(account) => {
@@ -159,13 +183,13 @@ async fn helper_text<P: PageReader>(
             );
             let role = match page.eval(&index_js).await {
                 Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
-                Err(PageError::Unsupported(e)) => return Ok(Err(e)),
+                Err(PageError::Unsupported(e)) => return Ok(Err(HelperError::Reader(e))),
                 Err(_) => String::new(),
                 Ok(index) => {
                     let role_js = format!("document.querySelectorAll(\"td.col-max-role span\")[{}].outerText", index);
                     match page.eval(&role_js).await {
                         Err(PageError::Fatal(e)) => return Err(PageError::Fatal(e)),
-                        Err(PageError::Unsupported(e)) => return Ok(Err(e)),
+                        Err(PageError::Unsupported(e)) => return Ok(Err(HelperError::Reader(e))),
                         Err(_) => String::new(),
                         Ok(v) => str_of(&v),
                     }
@@ -247,7 +271,7 @@ pub async fn run_check<P: PageReader>(
                 got: shown,
             })
         }
-        Err(e) => Ok(invalid(e)),
+        Err(e) => Ok(invalid(e.to_string())),
     }
 }
 
@@ -325,5 +349,24 @@ mod tests {
             SimpleQuery::parse("document.querySelector('#state').outerText"),
             Some(SimpleQuery { selector: "#state".into(), property: Property::OuterText })
         );
+    }
+
+    #[test]
+    fn helper_and_contents_errors_read_as_before() {
+        let cases: [(&dyn std::fmt::Display, &str); 7] = [
+            (&HelperError::NoSiteApi, "the shopping helpers need the shopping site's REST API, and none is configured"),
+            (&HelperError::SiteApi(SiteApiError("HTTP 401".into())), "HTTP 401"),
+            (&HelperError::NoOrderId, "the latest order has no integer increment_id"),
+            (&HelperError::NoNickname, "the latest review has no nickname"),
+            (&HelperError::RatingNotNamed, "the first review's first rating is not named \"Rating\""),
+            (
+                &HelperError::ReviewsNotList { sku: "B0X".into(), got: serde_json::json!({"message": "no"}) },
+                "the reviews of B0X are not a list: {\"message\":\"no\"}",
+            ),
+            (&NoRequiredContents, "required_contents sets neither exact_match nor must_include"),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+        }
     }
 }

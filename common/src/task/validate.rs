@@ -311,16 +311,25 @@ fn scoreable(t: &Task, out: &mut Found) {
             }
         }
         if let Err(m) = web_scheme(url) {
-            out.push((field, m));
+            out.push((field, m.to_string()));
         }
     }
+}
+
+/// A URL of a scheme other than the web's, in a task's URL field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("is a {scheme}: URL ({part:?}); only http(s) URLs and site placeholders are allowed")]
+pub struct SchemeError {
+    /// Lowercased, without its colon.
+    pub scheme: String,
+    pub part: String,
 }
 
 /// Whether every URL in `field` (parts joined by ` |AND| ` or ` |OR| `) is a page of
 /// the web: a site placeholder, a path, `func:`/`last` (program_html's own forms), or
 /// an `http(s):` URL. `file:`, `data:`, `chrome:`, `javascript:`... would let a task
 /// read the worker's machine or run script, so they are refused.
-pub fn web_scheme(field: &str) -> Result<(), String> {
+pub fn web_scheme(field: &str) -> Result<(), SchemeError> {
     for part in field.split(" |AND| ").flat_map(|p| p.split(" |OR| ")) {
         let part = part.trim();
         if part.is_empty() || part == "last" || part.starts_with("func:") || part.starts_with("__") {
@@ -336,7 +345,7 @@ pub fn web_scheme(field: &str) -> Result<(), String> {
         }
         let lower = scheme.to_ascii_lowercase();
         if lower != "http" && lower != "https" {
-            return Err(format!("is a {lower}: URL ({part:?}); only http(s) URLs and site placeholders are allowed"));
+            return Err(SchemeError { scheme: lower, part: part.to_string() });
         }
     }
     Ok(())
@@ -451,5 +460,16 @@ mod tests {
         let e = validate_file(Path::new("/dev/zero")).expect_err("/dev/zero is no task file");
         let line = e.to_string();
         assert!(line.starts_with("/dev/zero: larger than 67108864 bytes (64 MiB)"), "{line}");
+    }
+
+    #[test]
+    fn a_file_url_is_refused_in_the_words_it_was() {
+        let e = web_scheme("__GITLAB__/a |OR| FILE:///etc/passwd").unwrap_err();
+        assert_eq!(e.scheme, "file");
+        assert_eq!(
+            e.to_string(),
+            "is a file: URL (\"FILE:///etc/passwd\"); only http(s) URLs and site placeholders are allowed"
+        );
+        assert!(web_scheme("https://x/a:b |AND| last |AND| func:f() |AND| a/b:c").is_ok());
     }
 }
