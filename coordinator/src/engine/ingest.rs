@@ -100,7 +100,7 @@ fn check_identity(rec: &mut Record, spec: &AttemptSpec) -> Result<(), String> {
 impl Engine {
     /// The sweep index and slot of an assigned attempt; `Err` is the reason it is unknown.
     fn assigned(&self, key: &AttemptKey) -> Result<(usize, Slot), String> {
-        let Some(&idx) = self.by_id.get(key.sweep.as_str()) else {
+        let Some(&idx) = self.by_id.get(&key.sweep) else {
             return Err(format!("unknown sweep '{}'", key.sweep));
         };
         let s = &self.sweeps[idx];
@@ -276,7 +276,7 @@ impl Engine {
     /// `reason` under the attempt's holder and lets the unit's rule decide
     /// whether it runs again. The attempt's own record may still replace it.
     pub(super) fn end_without_record(&mut self, key: &AttemptKey, reason: &str) {
-        let Some(&idx) = self.by_id.get(key.sweep.as_str()) else { return };
+        let Some(&idx) = self.by_id.get(&key.sweep) else { return };
         let holder = self.sweeps[idx].holder(key.unit, key.attempt);
         let worker =
             holder.and_then(|h| self.names.name(h)).map_or_else(|| "unknown".to_string(), |id| self.worker_label(id));
@@ -317,7 +317,7 @@ impl Engine {
 
     /// Whether the attempt's record from its worker is durable, asked by that worker.
     pub(super) fn stored_real(&self, worker: &str, key: &AttemptKey) -> bool {
-        let Some(&idx) = self.by_id.get(key.sweep.as_str()) else { return false };
+        let Some(&idx) = self.by_id.get(&key.sweep) else { return false };
         self.holds(worker, idx, key)
             && matches!(self.sweeps[idx].slot(key.unit, key.attempt), Some(Slot::Recorded { synthetic: false, .. }))
     }
@@ -344,7 +344,7 @@ mod tests {
     fn spec() -> AttemptSpec {
         let uid: Uid = "skillshift.gitlab.v1.0".parse().expect("uid");
         planner::attempt_spec(
-            "sw-1",
+            &"sw-1".into(),
             &planner::SweepSpec::full_grid(planner::TreatmentSpec { name: "CONTROL".into(), skills: None }),
             "digest-a",
             &planner::Unit { treatment: 0, family: uid.family(), condition: Condition::Src, rep: 2 },
