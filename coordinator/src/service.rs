@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::engine::{Conn, ControlCmd, Input, Outbound, Upload, WorkerEvent};
+use crate::engine::{Conn, ControlCmd, IngestError, Input, Outbound, Upload, WorkerEvent};
 use crate::limits::Limits;
 use crate::service_error::ServiceError;
 use crate::store::Store;
@@ -88,7 +88,7 @@ impl Handle {
         worker: &str,
         key: &AttemptKey,
         blob: Option<u64>,
-    ) -> Result<Result<Upload, String>, Status> {
+    ) -> Result<Result<Upload, IngestError>, Status> {
         let (reply, rx) = oneshot::channel();
         self.send(Input::UploadCheck { worker: worker.to_string(), key: key.clone(), blob, reply }).await?;
         rx.await.map_err(|_| unavailable())
@@ -350,7 +350,7 @@ async fn upload_chunk(
                 Ok(Ok(_)) => {}
                 Ok(Err(reason)) => {
                     uploads.refuse(key.clone());
-                    return refused(key, reason, false);
+                    return refused(key, reason.to_string(), false);
                 }
                 Err(_) => return Uploaded::Stop,
             }
@@ -369,7 +369,7 @@ async fn upload_chunk(
     match handle.upload_check(worker, &key, Some(crate::engine::blob_id(&sha256))).await {
         Ok(Ok(Upload::Same)) => return Uploaded::Answer(Outbound::TrajectoryAck(key)),
         Ok(Ok(Upload::New)) => {}
-        Ok(Err(reason)) => return refused(key, reason, false),
+        Ok(Err(reason)) => return refused(key, reason.to_string(), false),
         Err(_) => return Uploaded::Stop,
     }
     // A trajectory stored before blobs had their digest kept: the attempt keeps it.

@@ -45,7 +45,7 @@ use skillshift_common::{AttemptSpec, Record, Site, Version};
 use skillshift_telemetry::metrics::CoordinatorMetrics;
 use tokio::sync::{mpsc, oneshot};
 
-pub use self::ingest::blob_id;
+pub use self::ingest::{blob_id, IngestError, Mismatch};
 pub use self::sources::{Clock, Ids, ManualClock, RandomIds, SequentialIds, SystemClock};
 use self::spans::Spans;
 use self::units::SweepRun;
@@ -175,7 +175,7 @@ pub enum Input {
         worker: String,
         key: AttemptKey,
         blob: Option<u64>,
-        reply: oneshot::Sender<Result<Upload, String>>,
+        reply: oneshot::Sender<Result<Upload, IngestError>>,
     },
     Control(ControlCmd),
     Tick,

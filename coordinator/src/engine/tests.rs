@@ -901,7 +901,7 @@ fn a_trajectory_is_stored_and_acked_only_from_its_holder_and_under_its_own_key()
 fn upload_check(h: &mut Harness, worker: &str, key: &AttemptKey, blob: Option<u64>) -> Result<Upload, String> {
     let (reply, mut rx) = tokio::sync::oneshot::channel();
     h.step(Input::UploadCheck { worker: worker.to_string(), key: key.clone(), blob, reply });
-    rx.try_recv().expect("answered at once")
+    rx.try_recv().expect("answered at once").map_err(|e| e.to_string())
 }
 
 #[test]
