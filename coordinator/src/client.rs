@@ -2,6 +2,7 @@
 //! TLS), speaks the Control service and returns domain types.
 
 use futures::Stream;
+use skillshift_common::ids::SweepId;
 use skillshift_common::Record;
 use skillshift_proto::channel::{self, BearerAuth, ClientTls, ConnectError};
 use skillshift_proto::v1::{self, control_client::ControlClient};
@@ -63,16 +64,21 @@ impl Client {
         Ok(Client { inner: ControlClient::with_interceptor(ch, auth).max_decoding_message_size(64 << 20) })
     }
 
-    pub async fn submit(&mut self, spec: &SweepSpec) -> Result<String, ClientError> {
-        Ok(self.inner.submit_sweep(wire::spec_to_wire(spec)).await?.into_inner().id)
+    pub async fn submit(&mut self, spec: &SweepSpec) -> Result<SweepId, ClientError> {
+        Ok(self.inner.submit_sweep(wire::spec_to_wire(spec)).await?.into_inner().id.into())
+    }
+
+    /// A sweep's id as the wire carries it.
+    fn wire_id(id: &SweepId) -> v1::SweepId {
+        v1::SweepId { id: id.to_string() }
     }
 
     fn status(w: v1::SweepStatus) -> Result<SweepStatus, ClientError> {
         wire::status_from_wire(w).map_err(|e| ClientError::Malformed { what: "status", message: e.to_string() })
     }
 
-    pub async fn get(&mut self, id: &str) -> Result<SweepStatus, ClientError> {
-        Self::status(self.inner.get_sweep(v1::SweepId { id: id.into() }).await?.into_inner())
+    pub async fn get(&mut self, id: &SweepId) -> Result<SweepStatus, ClientError> {
+        Self::status(self.inner.get_sweep(Self::wire_id(id)).await?.into_inner())
     }
 
     pub async fn list(&mut self) -> Result<Vec<SweepStatus>, ClientError> {
@@ -80,12 +86,12 @@ impl Client {
         l.sweeps.into_iter().map(Self::status).collect()
     }
 
-    pub async fn cancel(&mut self, id: &str) -> Result<SweepStatus, ClientError> {
-        Self::status(self.inner.cancel_sweep(v1::SweepId { id: id.into() }).await?.into_inner())
+    pub async fn cancel(&mut self, id: &SweepId) -> Result<SweepStatus, ClientError> {
+        Self::status(self.inner.cancel_sweep(Self::wire_id(id)).await?.into_inner())
     }
 
-    pub async fn resume(&mut self, id: &str) -> Result<SweepStatus, ClientError> {
-        Self::status(self.inner.resume_sweep(v1::SweepId { id: id.into() }).await?.into_inner())
+    pub async fn resume(&mut self, id: &SweepId) -> Result<SweepStatus, ClientError> {
+        Self::status(self.inner.resume_sweep(Self::wire_id(id)).await?.into_inner())
     }
 
     pub async fn workers(&mut self) -> Result<Vec<WorkerInfo>, ClientError> {
@@ -101,18 +107,18 @@ impl Client {
     /// Status snapshots until the sweep is done or cancelled.
     pub async fn watch(
         &mut self,
-        id: &str,
+        id: &SweepId,
     ) -> Result<impl Stream<Item = Result<SweepStatus, ClientError>>, ClientError> {
-        let s = self.inner.watch_sweep(v1::SweepId { id: id.into() }).await?.into_inner();
+        let s = self.inner.watch_sweep(Self::wire_id(id)).await?.into_inner();
         Ok(s.map(|item| Self::status(item?)))
     }
 
     /// The contract, then every stored record in (unit, attempt) order.
     pub async fn export(
         &mut self,
-        id: &str,
+        id: &SweepId,
     ) -> Result<impl Stream<Item = Result<ExportItem, ClientError>>, ClientError> {
-        let s = self.inner.export_records(v1::SweepId { id: id.into() }).await?.into_inner();
+        let s = self.inner.export_records(Self::wire_id(id)).await?.into_inner();
         Ok(s.map(|item| {
             use v1::export_item::Item;
             match item?.item {

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use skillshift_common::ids::Family;
+use skillshift_common::ids::{Family, SweepId};
 use skillshift_common::skills::SkillLibrary;
 use skillshift_common::{AttemptSpec, Condition, Site, Uid};
 
@@ -360,7 +360,7 @@ pub fn contract(spec: &SweepSpec) -> (Value, String) {
 }
 
 /// What a worker is sent for one attempt of `unit`.
-pub fn attempt_spec(sweep: &str, spec: &SweepSpec, digest: &str, unit: &Unit, attempt: u32) -> AttemptSpec {
+pub fn attempt_spec(sweep: &SweepId, spec: &SweepSpec, digest: &str, unit: &Unit, attempt: u32) -> AttemptSpec {
     let t = &spec.treatments[unit.treatment as usize];
     AttemptSpec {
         sweep: sweep.to_string(),
@@ -505,7 +505,10 @@ mod tests {
         assert_eq!(cs["evaluator"], "strict");
         assert_ne!(ds, d);
         let unit = plan(&strict, &Limits::default()).expect("plan").into_iter().next().expect("a unit");
-        assert_eq!(attempt_spec("s", &strict, &ds, &unit, 0).evaluator, skillshift_common::evaluate::Mode::Strict);
+        assert_eq!(
+            attempt_spec(&"s".into(), &strict, &ds, &unit, 0).evaluator,
+            skillshift_common::evaluate::Mode::Strict
+        );
         // Simulated is frozen: made-up records never share a real run's digest. A real contract has no
         // `simulated` key, so its digest is what it was before the field existed.
         assert!(c.get("simulated").is_none(), "{c}");

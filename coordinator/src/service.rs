@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use futures::Stream;
 use prost::Message;
-use skillshift_common::ids::AttemptKey;
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_proto::convert::{self, WireError};
 use skillshift_proto::v1::{self, control_server::Control, worker_server::Worker};
 use skillshift_taskcenter::TaskCenter;
@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::engine::{Conn, ControlCmd, Input, Outbound, Upload, WorkerEvent};
+use crate::engine::{Conn, ControlCmd, IngestError, Input, Outbound, Upload, WorkerEvent};
 use crate::limits::Limits;
 use crate::service_error::ServiceError;
 use crate::store::Store;
@@ -88,7 +88,7 @@ impl Handle {
         worker: &str,
         key: &AttemptKey,
         blob: Option<u64>,
-    ) -> Result<Result<Upload, String>, Status> {
+    ) -> Result<Result<Upload, IngestError>, Status> {
         let (reply, rx) = oneshot::channel();
         self.send(Input::UploadCheck { worker: worker.to_string(), key: key.clone(), blob, reply }).await?;
         rx.await.map_err(|_| unavailable())
@@ -350,7 +350,7 @@ async fn upload_chunk(
                 Ok(Ok(_)) => {}
                 Ok(Err(reason)) => {
                     uploads.refuse(key.clone());
-                    return refused(key, reason, false);
+                    return refused(key, reason.to_string(), false);
                 }
                 Err(_) => return Uploaded::Stop,
             }
@@ -369,7 +369,7 @@ async fn upload_chunk(
     match handle.upload_check(worker, &key, Some(crate::engine::blob_id(&sha256))).await {
         Ok(Ok(Upload::Same)) => return Uploaded::Answer(Outbound::TrajectoryAck(key)),
         Ok(Ok(Upload::New)) => {}
-        Ok(Err(reason)) => return refused(key, reason, false),
+        Ok(Err(reason)) => return refused(key, reason.to_string(), false),
         Err(_) => return Uploaded::Stop,
     }
     // A trajectory stored before blobs had their digest kept: the attempt keeps it.
@@ -411,8 +411,13 @@ impl ControlService {
     }
 }
 
-fn not_found(id: &str) -> ServiceError {
-    ServiceError::NoSweep(id.to_string())
+fn not_found(id: &SweepId) -> ServiceError {
+    ServiceError::NoSweep(id.clone())
+}
+
+/// The sweep a control request names: the wire carries its id as a string.
+fn sweep_id(req: Request<v1::SweepId>) -> SweepId {
+    SweepId::from(req.into_inner().id)
 }
 
 #[tonic::async_trait]
@@ -420,21 +425,21 @@ impl Control for ControlService {
     async fn submit_sweep(&self, req: Request<v1::SweepSpec>) -> Result<Response<v1::SweepId>, Status> {
         let spec = wire::spec_from_wire(req.into_inner()).map_err(ServiceError::from)?;
         let id = self.handle.ask(|tx| ControlCmd::Submit(Box::new(spec), tx)).await??;
-        Ok(Response::new(v1::SweepId { id }))
+        Ok(Response::new(v1::SweepId { id: id.into_string() }))
     }
 
     async fn get_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<v1::SweepStatus>, Status> {
-        let id = req.into_inner().id;
-        let st = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        let id = sweep_id(req);
+        let st = self.handle.ask(|tx| ControlCmd::Get(id.to_string(), tx)).await?.ok_or_else(|| not_found(&id))?;
         Ok(Response::new(wire::status_to_wire(&st)))
     }
 
     type WatchSweepStream = BoxStream<v1::SweepStatus>;
 
     async fn watch_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<Self::WatchSweepStream>, Status> {
-        let id = req.into_inner().id;
+        let id = sweep_id(req);
         let permit = self.stream_permit()?;
-        let first = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        let first = self.handle.ask(|tx| ControlCmd::Get(id.to_string(), tx)).await?.ok_or_else(|| not_found(&id))?;
         let (tx, rx) = mpsc::channel(4);
         let handle = self.handle.clone();
         // Dropped when serving stops; the client sees the stream end and watches again.
@@ -450,7 +455,7 @@ impl Control for ControlService {
                     // The client went away: give its permit back now, not at the next change.
                     return;
                 }
-                let Ok(Some(st)) = handle.ask(|t| ControlCmd::Get(id.clone(), t)).await else { break };
+                let Ok(Some(st)) = handle.ask(|t| ControlCmd::Get(id.to_string(), t)).await else { break };
                 if st != last {
                     if tx.send(Ok(wire::status_to_wire(&st))).await.is_err() {
                         return;
@@ -468,13 +473,13 @@ impl Control for ControlService {
     }
 
     async fn cancel_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<v1::SweepStatus>, Status> {
-        let id = req.into_inner().id;
+        let id = sweep_id(req);
         let st = self.handle.ask(|tx| ControlCmd::Cancel(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
         Ok(Response::new(wire::status_to_wire(&st)))
     }
 
     async fn resume_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<v1::SweepStatus>, Status> {
-        let id = req.into_inner().id;
+        let id = sweep_id(req);
         let st = self.handle.ask(|tx| ControlCmd::Resume(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
         Ok(Response::new(wire::status_to_wire(&st)))
     }
@@ -482,7 +487,7 @@ impl Control for ControlService {
     type ExportRecordsStream = BoxStream<v1::ExportItem>;
 
     async fn export_records(&self, req: Request<v1::SweepId>) -> Result<Response<Self::ExportRecordsStream>, Status> {
-        let id = req.into_inner().id;
+        let id = sweep_id(req);
         let permit = self.stream_permit()?;
         let meta =
             self.store.sweep(&id).map_err(|e| ServiceError::Internal(e.to_string()))?.ok_or_else(|| not_found(&id))?;
@@ -497,7 +502,7 @@ impl Control for ControlService {
                 return;
             }
             let mut sent_screenshots = std::collections::HashSet::new();
-            for row in store.records(&id) {
+            for row in store.records(id.as_str()) {
                 if token.is_cancelled() {
                     // Never a silently short export: say why it ended.
                     let _ = tx.blocking_send(Err(ServiceError::ExportInterrupted.into()));

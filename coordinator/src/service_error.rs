@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use skillshift_common::ids::SweepId;
 use skillshift_proto::convert::WireError;
 use tonic::Status;
 
@@ -34,7 +35,7 @@ pub enum ServiceError {
     Precondition(String),
     /// No sweep has this id (`not_found`).
     #[error("no sweep '{0}'")]
-    NoSweep(String),
+    NoSweep(SweepId),
     /// The engine is gone: the coordinator is shutting down (`unavailable`).
     #[error("the coordinator is shutting down")]
     ShuttingDown,

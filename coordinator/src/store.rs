@@ -50,7 +50,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use skillshift_common::blob;
-use skillshift_common::ids::{AttemptKey, Family};
+use skillshift_common::ids::{AttemptKey, Family, SweepId};
 use skillshift_common::trajectory::Trajectory;
 use skillshift_common::{Condition, Record, Site};
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -92,7 +92,7 @@ pub enum TrajectoryError {
 /// What the store keeps about a sweep.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepMeta {
-    pub id: String,
+    pub id: SweepId,
     pub spec: SweepSpec,
     pub contract: serde_json::Value,
     pub config_digest: String,
@@ -237,21 +237,22 @@ pub struct Store {
     broken: Arc<AtomicBool>,
 }
 
-fn sweep_prefix(sweep: &str) -> Vec<u8> {
+fn sweep_prefix(sweep: &SweepId) -> Vec<u8> {
+    let sweep = sweep.as_str().as_bytes();
     let mut k = Vec::with_capacity(sweep.len() + 1);
-    k.extend_from_slice(sweep.as_bytes());
+    k.extend_from_slice(sweep);
     k.push(0);
     k
 }
 
-fn unit_key(sweep: &str, unit: u32) -> Vec<u8> {
+fn unit_key(sweep: &SweepId, unit: u32) -> Vec<u8> {
     let mut k = sweep_prefix(sweep);
     k.extend_from_slice(&unit.to_be_bytes());
     k
 }
 
 fn attempt_key(key: &AttemptKey) -> Vec<u8> {
-    let mut k = unit_key(key.sweep.as_str(), key.unit);
+    let mut k = unit_key(&key.sweep, key.unit);
     k.extend_from_slice(&key.attempt.to_be_bytes());
     k
 }
@@ -387,7 +388,7 @@ impl Store {
                 unit_chunks.insert(k.as_slice(), v.as_slice())?;
             }
             faults.write().map_err(ConflictableTransactionError::Abort)?;
-            sweeps.insert(meta.id.as_bytes(), meta_bytes.as_slice())?;
+            sweeps.insert(meta.id.as_str().as_bytes(), meta_bytes.as_slice())?;
             Ok(())
         });
         match result {
@@ -407,7 +408,7 @@ impl Store {
         for op in ops {
             match op {
                 StoreOp::CreateSweep(meta, units) => self.create_sweep(meta, units)?,
-                StoreOp::Sweep(meta) => self.insert(&self.sweeps, meta.id.as_bytes(), encode(meta))?,
+                StoreOp::Sweep(meta) => self.insert(&self.sweeps, meta.id.as_str().as_bytes(), encode(meta))?,
                 StoreOp::Attempt(key, row) => self.insert(&self.attempts, attempt_key(key), encode(row))?,
                 StoreOp::Record(key, rec) => self.insert(&self.records, attempt_key(key), encode(rec))?,
                 StoreOp::Worker(row) => self.insert(&self.workers, row.id.as_bytes(), encode(row))?,
@@ -462,10 +463,11 @@ impl Store {
         Ok(self.trajectories.get(attempt_key(key))?.map(|v| v.to_vec()))
     }
 
-    /// The attempts of a sweep that have a trajectory, in (unit, attempt) order.
+    /// The attempts of a sweep that have a trajectory, in (unit, attempt) order. (Takes a `&str`:
+    /// the viewer's live source asks with the id from its request.)
     pub fn trajectory_keys(&self, sweep: &str) -> Result<Vec<AttemptKey>, StoreError> {
         let mut out = Vec::new();
-        for row in self.trajectories.scan_prefix(sweep_prefix(sweep)) {
+        for row in self.trajectories.scan_prefix(sweep_prefix(&sweep.into())) {
             let (k, _) = row?;
             let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
                 what: "trajectory key",
@@ -495,9 +497,10 @@ impl Store {
         self.records.get(&k)?.map(|v| decode("record", &k, &v)).transpose()
     }
 
-    /// Every stored record of a sweep in (unit, attempt) order.
+    /// Every stored record of a sweep in (unit, attempt) order. (Takes a `&str`: the viewer's live
+    /// source asks with the id from its request.)
     pub fn records(&self, sweep: &str) -> impl Iterator<Item = Result<(AttemptKey, StoredRecord), StoreError>> + '_ {
-        self.records.scan_prefix(sweep_prefix(sweep)).map(|row| {
+        self.records.scan_prefix(sweep_prefix(&sweep.into())).map(|row| {
             let (k, v) = row?;
             let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
                 what: "record key",
@@ -508,12 +511,13 @@ impl Store {
         })
     }
 
-    pub fn sweep(&self, id: &str) -> Result<Option<SweepMeta>, StoreError> {
-        self.sweeps.get(id.as_bytes())?.map(|v| decode("sweep", id.as_bytes(), &v)).transpose()
+    pub fn sweep(&self, id: &SweepId) -> Result<Option<SweepMeta>, StoreError> {
+        let k = id.as_str().as_bytes();
+        self.sweeps.get(k)?.map(|v| decode("sweep", k, &v)).transpose()
     }
 
     /// A sweep's units in plan order: its chunks, or the one-row-per-unit form of older stores.
-    fn units(&self, sweep: &str) -> Result<Vec<Unit>, StoreError> {
+    fn units(&self, sweep: &SweepId) -> Result<Vec<Unit>, StoreError> {
         let prefix = sweep_prefix(sweep);
         let mut units = Vec::new();
         for row in self.unit_chunks.scan_prefix(&prefix) {
@@ -530,14 +534,14 @@ impl Store {
     }
 
     /// Removes a sweep that was never fully created (nothing ran in it).
-    fn remove_incomplete(&self, id: &str) -> Result<(), StoreError> {
+    fn remove_incomplete(&self, id: &SweepId) -> Result<(), StoreError> {
         let prefix = sweep_prefix(id);
         for tree in [&self.unit_chunks, &self.legacy_units] {
             for row in tree.scan_prefix(&prefix).keys() {
                 tree.remove(row?)?;
             }
         }
-        self.sweeps.remove(id.as_bytes())?;
+        self.sweeps.remove(id.as_str().as_bytes())?;
         self.db.flush()?;
         Ok(())
     }
@@ -564,7 +568,7 @@ impl Store {
                 })?;
                 attempts.push((key, decode("attempt", &k, &v)?));
             }
-            let records = self.records(&meta.id).collect::<Result<Vec<_>, _>>()?;
+            let records = self.records(meta.id.as_str()).collect::<Result<Vec<_>, _>>()?;
             let mut trajectories = Vec::new();
             for row in self.trajectory_rows.scan_prefix(sweep_prefix(&meta.id)) {
                 let (k, v) = row?;
@@ -581,7 +585,7 @@ impl Store {
                 if !attempts.is_empty() || !records.is_empty() {
                     return Err(StoreError::Corrupt {
                         what: "sweep",
-                        key: meta.id.clone(),
+                        key: meta.id.to_string(),
                         message: format!("{} units stored, its spec plans {planned}", units.len()),
                     });
                 }
@@ -682,7 +686,7 @@ mod tests {
             store.faults().fail_writes_after(1);
             let e = store.apply(&[StoreOp::CreateSweep(m.clone(), units.clone())]).expect_err("disk full");
             assert!(e.to_string().contains("no space left on device"), "{e}");
-            assert!(store.sweep("sw-1").expect("read").is_none(), "no metadata without its units");
+            assert!(store.sweep(&"sw-1".into()).expect("read").is_none(), "no metadata without its units");
             assert_eq!(store.unit_chunks.len(), 0, "no units without their metadata");
             let e = store.apply(&[StoreOp::Worker(WorkerRow {
                 id: "w-1".into(),
@@ -712,7 +716,7 @@ mod tests {
             let store = reopen(dir.path());
             let rows = store.load_all().expect("load");
             assert_eq!(rows.iter().map(|r| r.meta.id.as_str()).collect::<Vec<_>>(), ["sw-whole"]);
-            assert!(store.sweep("sw-half").expect("read").is_none(), "the half-written sweep is gone");
+            assert!(store.sweep(&"sw-half".into()).expect("read").is_none(), "the half-written sweep is gone");
         }
         // The same with an attempt stored: refused as corrupt, nothing removed.
         let store = reopen(dir.path());
@@ -721,7 +725,7 @@ mod tests {
         store.apply(&[StoreOp::Attempt(key, AttemptRow { worker: "w-1".into(), started_ms: 1 })]).expect("attempt");
         let e = store.load_all().expect_err("corrupt");
         assert_eq!(e.to_string(), "store: corrupt sweep at key sw-half: 0 units stored, its spec plans 2130");
-        assert!(store.sweep("sw-half").expect("read").is_some());
+        assert!(store.sweep(&"sw-half".into()).expect("read").is_some());
     }
 
     #[test]
@@ -731,7 +735,7 @@ mod tests {
         {
             let store = Store::open(dir.path()).expect("open");
             for (i, u) in units.iter().enumerate() {
-                store.legacy_units.insert(unit_key("sw-old", i as u32), encode(u)).expect("legacy row");
+                store.legacy_units.insert(unit_key(&"sw-old".into(), i as u32), encode(u)).expect("legacy row");
             }
             store.apply(&[StoreOp::Sweep(m)]).expect("meta");
             store.flush().expect("flush");

@@ -11,11 +11,12 @@
 
 use std::sync::Arc;
 
-use skillshift_common::blob::{self, Blob};
+use skillshift_common::blob::{self, Blob, BlobError};
 use skillshift_common::ids::AttemptKey;
 use skillshift_common::trajectory::Key;
 use skillshift_proto::chunks::{Assembler, ChunkError};
-use skillshift_proto::{convert, v1};
+use skillshift_proto::convert::{self, WireError};
+use skillshift_proto::v1;
 
 use crate::store::{StoredTrajectory, TrajectoryRow};
 
@@ -28,6 +29,14 @@ pub enum Chunked {
     Whole(AttemptKey, Vec<u8>),
     /// The blob is refused for good; `true` when past the size limit.
     Refused(AttemptKey, String, bool),
+}
+
+/// A chunk that cannot be taken at all (the session logs it and drops it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MalformedChunk {
+    /// It names no attempt, or a malformed one.
+    #[error("trajectory chunk: {0}")]
+    NoAttempt(#[from] WireError),
 }
 
 /// The blob a session is receiving.
@@ -44,8 +53,8 @@ impl Uploads {
     }
 
     /// Takes one chunk. `Err` is a chunk naming no attempt.
-    pub fn push(&mut self, c: v1::TrajectoryChunk) -> Result<Chunked, String> {
-        let key = convert::attempt_key_from_wire(c.attempt).map_err(|e| format!("trajectory chunk: {e}"))?;
+    pub fn push(&mut self, c: v1::TrajectoryChunk) -> Result<Chunked, MalformedChunk> {
+        let key = convert::attempt_key_from_wire(c.attempt)?;
         if c.offset == 0 {
             // A new blob (or this one again from its start) replaces any unfinished one.
             self.open = None;
@@ -91,9 +100,9 @@ pub fn blob_sha256(bytes: &[u8]) -> String {
 
 /// Decodes a whole blob (whose SHA-256 is `sha256`) into what the store keeps and the key the
 /// trajectory names, within [`blob::Limits::DEFAULT`]. Blocking.
-pub fn decode(bytes: &[u8], sha256: String) -> Result<(Key, Arc<StoredTrajectory>), String> {
-    let b = Blob::decode(bytes, &blob::Limits::DEFAULT).map_err(|e| e.to_string())?;
-    let compressed = blob::compress(&b.trajectory).map_err(|e| e.to_string())?;
+pub fn decode(bytes: &[u8], sha256: String) -> Result<(Key, Arc<StoredTrajectory>), BlobError> {
+    let b = Blob::decode(bytes, &blob::Limits::DEFAULT)?;
+    let compressed = blob::compress(&b.trajectory)?;
     let charged = compressed.len() as u64 + b.screenshots.values().map(|p| p.len() as u64).sum::<u64>();
     let row = TrajectoryRow { blob_sha256: sha256, bytes: charged };
     let stored = StoredTrajectory { compressed, screenshots: b.screenshots.into_iter().collect(), row };

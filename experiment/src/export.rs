@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use futures::StreamExt;
 use skillshift_common::blob::{self, MAX_BLOB_BYTES, MAX_STORED_JSON_BYTES};
+use skillshift_common::ids::SweepId;
 use skillshift_common::trajectory::{self, Trajectory};
 use skillshift_common::{failure, Outcome, Record};
 use skillshift_coordinator::client::{Client, ExportItem};
@@ -57,12 +58,12 @@ struct Pending {
 
 /// Streams a sweep's records into `out` (atomically), its contract and its
 /// trajectories beside it; returns the number of records.
-pub async fn export(client: &mut Client, id: &str, out: &Path) -> anyhow::Result<usize> {
+pub async fn export(client: &mut Client, id: &SweepId, out: &Path) -> anyhow::Result<usize> {
     Ok(export_all(client, id, out).await?.records)
 }
 
 /// As [`export`], with the counts of trajectories and screenshots written.
-pub async fn export_all(client: &mut Client, id: &str, out: &Path) -> anyhow::Result<Exported> {
+pub async fn export_all(client: &mut Client, id: &SweepId, out: &Path) -> anyhow::Result<Exported> {
     if let Some(dir) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

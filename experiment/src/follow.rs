@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use futures::StreamExt;
+use skillshift_common::ids::SweepId;
 use skillshift_coordinator::client::ClientError;
 use skillshift_coordinator::status::{SweepState, SweepStatus};
 use skillshift_proto::channel::ConnectError;
@@ -70,7 +71,7 @@ pub fn is_transient(e: &anyhow::Error) -> bool {
 
 /// Follows a sweep until it is done or cancelled, drawing the 18 cells when `draw`,
 /// and returns its final status.
-pub async fn follow(conn: &Connect, id: &str, draw: bool) -> anyhow::Result<SweepStatus> {
+pub async fn follow(conn: &Connect, id: &SweepId, draw: bool) -> anyhow::Result<SweepStatus> {
     let bars = draw.then(Bars::new);
     let mut last_ok = Instant::now();
     let mut last: Option<SweepStatus> = None;

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use skillshift_common::ids::SweepId;
 use skillshift_common::skills::{SkillLibrary, SKILLS_SCHEMA};
 use skillshift_common::{Condition, Outcome, Record, Site};
 use skillshift_coordinator::limits::Limits;
@@ -29,7 +30,7 @@ fn earlier(dir: &Path, of: &SweepSpec, n: usize, finished_at: &str) -> PathBuf {
     let mut lines = String::new();
     let units = planner::plan(of, &Limits::default()).unwrap();
     for (i, u) in units.iter().filter(|u| u.treatment == 0).take(n).enumerate() {
-        let spec = planner::attempt_spec("sw-old", of, &digest, u, 0);
+        let spec = planner::attempt_spec(&SweepId::from("sw-old"), of, &digest, u, 0);
         let mut r = Record::for_attempt(&spec);
         r.success = Some(i % 2 == 0);
         r.outcome = Some(if i % 2 == 0 { Outcome::Success } else { Outcome::Failure });

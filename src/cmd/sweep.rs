@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use skillshift_common::ids::SweepId;
 use skillshift_coordinator::status::SweepState;
 use skillshift_experiment::errors::ErrorSummary;
 use skillshift_experiment::{export, follow, progress, reuse, spec};
@@ -29,7 +30,7 @@ pub enum Command {
     /// One status snapshot.
     Status {
         /// The sweep's id (`sw-...`).
-        id: String,
+        id: SweepId,
         /// {"id","state","units":{...},"attempts":{...}}
         #[arg(long)]
         json: bool,
@@ -37,24 +38,24 @@ pub enum Command {
     /// Live progress of the 18 cells until done (exit 0) or cancelled (exit 1).
     Watch {
         /// The sweep's id (`sw-...`), as `sweep start` printed it.
-        id: String,
+        id: SweepId,
     },
     /// Every sweep the coordinator knows.
     List,
     /// Stop assigning a sweep's units and cancel its running attempts.
     Cancel {
         /// The sweep's id (`sw-...`).
-        id: String,
+        id: SweepId,
     },
     /// Resume a cancelled sweep.
     Resume {
         /// The sweep's id (`sw-...`).
-        id: String,
+        id: SweepId,
     },
     /// Write per_task.jsonl (every attempt) and contract.json beside it.
     Export {
         /// The sweep's id (`sw-...`).
-        id: String,
+        id: SweepId,
         /// Where to write per_task.jsonl; contract.json and trajectories/ go beside it.
         #[arg(long, default_value = "per_task.jsonl")]
         out: PathBuf,
@@ -108,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         path.display()
                     );
                 }
-                super::print_line(&id)?;
+                super::print_line(id.as_str())?;
             }
             Command::Status { id, json } => {
                 let mut client = conn.client().await?;

@@ -72,7 +72,7 @@ impl Engine {
             s.status[unit as usize] = UnitStatus::Running;
             s.running += 1;
             s.first_assign.get_or_insert(now);
-            let key = AttemptKey { sweep: s.meta.id.as_str().into(), unit, attempt };
+            let key = AttemptKey { sweep: s.meta.id.clone(), unit, attempt };
             let mut spec = planner::attempt_spec(
                 &s.meta.id,
                 &s.meta.spec,

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use skillshift_common::ids::AttemptKey;
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_common::Record;
 
 use super::units::{Slot, SweepRun};
@@ -53,7 +53,7 @@ impl Engine {
                 })));
             }
             ControlCmd::Get(id, reply) => {
-                let _ = reply.send(self.status_of(&id, now));
+                let _ = reply.send(self.status_of(&id.into(), now));
             }
             ControlCmd::List(reply) => {
                 let all = (0..self.sweeps.len()).map(|i| self.status(i, now)).collect();
@@ -85,7 +85,7 @@ impl Engine {
 
     /// Plans a sweep and stores it; the reply (its id) waits for the commit.
     /// Its size is counted against the limits before a unit is planned.
-    fn submit(&mut self, spec: SweepSpec) -> Result<String, Refused> {
+    fn submit(&mut self, spec: SweepSpec) -> Result<SweepId, Refused> {
         if self.sweeps.len() >= self.limits.max_sweeps {
             return Err(Refused::Full(format!(
                 "the coordinator holds {} sweeps, the limit (--max-sweeps)",
@@ -101,7 +101,7 @@ impl Engine {
         }
         let units = planner::plan(&spec, &self.limits).map_err(|e| Refused::Invalid(e.to_string()))?;
         let (contract, digest) = planner::contract(&spec);
-        let id = self.ids.new_id("sw");
+        let id = SweepId::from(self.ids.new_id("sw"));
         let meta = SweepMeta {
             id: id.clone(),
             spec,
@@ -122,7 +122,7 @@ impl Engine {
         Ok(id)
     }
 
-    fn set_cancelled(&mut self, id: &str, cancelled: bool) {
+    fn set_cancelled(&mut self, id: &SweepId, cancelled: bool) {
         let Some(&idx) = self.by_id.get(id) else { return };
         let s = &mut self.sweeps[idx];
         if s.meta.cancelled == cancelled {
@@ -140,7 +140,7 @@ impl Engine {
                 .iter()
                 .enumerate()
                 .flat_map(|(u, v)| v.iter().enumerate().filter(|(_, x)| **x == Slot::Running).map(move |(a, _)| (u, a)))
-                .map(|(u, a)| AttemptKey { sweep: id.into(), unit: u as u32, attempt: a as u32 })
+                .map(|(u, a)| AttemptKey { sweep: id.clone(), unit: u as u32, attempt: a as u32 })
                 .collect();
             for key in running {
                 if let Some(Holder::Worker(w)) = self.leases.holder(&key).cloned() {

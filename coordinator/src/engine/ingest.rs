@@ -41,13 +41,17 @@
 //! quota (`--max-trajectory-bytes-per-sweep`); one that would pass it is
 //! refused, naming the numbers.
 //!
+//! Every refusal is an [`IngestError`] (a record naming another attempt, a
+//! [`Mismatch`]); its text is the reason the worker's `reject` or
+//! `trajectory_reject` carries.
+//!
 //! [`Input::UploadCheck`]: super::Input::UploadCheck
 
 use std::sync::Arc;
 
-use skillshift_common::ids::AttemptKey;
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_common::trajectory::Key;
-use skillshift_common::{failure, AttemptSpec, Outcome, Record};
+use skillshift_common::{failure, AttemptSpec, Condition, Outcome, Record, Site, Uid};
 use skillshift_telemetry::context as trace_context;
 
 use super::units::Slot;
@@ -69,9 +73,65 @@ pub fn blob_id(sha256_hex: &str) -> u64 {
 /// The id of a trajectory stored before blobs had their digest kept: any re-upload of it is the same.
 pub(super) const UNKNOWN_BLOB: u64 = 0;
 
+/// A record that names another attempt than the one it was sent for: the field that differs, what
+/// the record says and what its attempt's spec says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Mismatch {
+    #[error("uid '{found}' is not the unit's '{expected}'")]
+    Uid { found: Uid, expected: Uid },
+    #[error("site '{found}' is not the unit's '{expected}'")]
+    Site { found: Site, expected: Site },
+    #[error("condition '{found}' is not the unit's '{expected}'")]
+    Condition { found: Condition, expected: Condition },
+    #[error("rep {found} is not the unit's {expected}")]
+    Rep { found: u32, expected: u32 },
+    #[error("attempt {found} is not the assignment's {expected}")]
+    Attempt { found: u32, expected: u32 },
+    #[error("treatment '{found}' is not the unit's '{expected}'")]
+    Treatment { found: String, expected: String },
+    #[error("sweep '{found}' is not the assignment's '{expected}'")]
+    Sweep { found: String, expected: String },
+    #[error("config_digest '{found}' is not the sweep's '{expected}'")]
+    ConfigDigest { found: String, expected: String },
+    /// A field [`Record::identity_mismatch`] names that this list does not know.
+    #[error("{0} is not the assignment's")]
+    Other(&'static str),
+}
+
+/// Why a worker's record, trajectory or upload for an attempt is refused; the text is the reason its
+/// `reject` (or `trajectory_reject`) carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IngestError {
+    #[error("unknown sweep '{0}'")]
+    UnknownSweep(SweepId),
+    #[error("sweep '{sweep}' has no unit {unit}")]
+    NoUnit { sweep: SweepId, unit: u32 },
+    #[error("attempt {attempt} of unit {unit} was never assigned")]
+    NeverAssigned { unit: u32, attempt: u32 },
+    #[error("attempt {attempt} of unit {unit} was not leased to this worker")]
+    NotHolder { unit: u32, attempt: u32 },
+    #[error(transparent)]
+    Mismatch(#[from] Mismatch),
+    #[error("record too large: {bytes} bytes, the limit is {limit} bytes")]
+    RecordTooLarge { bytes: usize, limit: usize },
+    /// The trajectory names another attempt than the one it was uploaded for.
+    #[error(
+        "the trajectory names {} {} rep {} attempt {}, not its attempt's {} {}",
+        .named.uid, .named.condition, .named.rep, .named.attempt, .uid, .condition
+    )]
+    TrajectoryMisnamed { named: Box<Key>, uid: Uid, condition: Condition },
+    #[error("attempt {attempt} of unit {unit} already has a trajectory, from another blob; an attempt keeps one")]
+    OtherBlob { unit: u32, attempt: u32 },
+    #[error(
+        "sweep '{sweep}' stores {stored} bytes of trajectories; {bytes} more would pass its quota of {quota} bytes \
+         (--max-trajectory-bytes-per-sweep)"
+    )]
+    OverQuota { sweep: SweepId, stored: u64, bytes: u64, quota: u64 },
+}
+
 /// Checks `rec`'s identity against the spec of the attempt it claims to be,
 /// filling the identity fields it left out. `Err` is the reason to refuse it.
-fn check_identity(rec: &mut Record, spec: &AttemptSpec) -> Result<(), String> {
+fn check_identity(rec: &mut Record, spec: &AttemptSpec) -> Result<(), Mismatch> {
     rec.rep.get_or_insert(0);
     rec.attempt.get_or_insert(0);
     rec.treatment.get_or_insert_with(|| spec.treatment.clone());
@@ -81,34 +141,33 @@ fn check_identity(rec: &mut Record, spec: &AttemptSpec) -> Result<(), String> {
     }
     let Some((field, _)) = rec.identity_mismatch(spec) else { return Ok(()) };
     Err(match field {
-        "uid" => format!("uid '{}' is not the unit's '{}'", rec.uid, spec.uid),
-        "site" => format!("site '{}' is not the unit's '{}'", rec.site, spec.uid.site),
-        "condition" => format!("condition '{}' is not the unit's '{}'", rec.condition, spec.condition),
-        "rep" => format!("rep {} is not the unit's {}", rec.rep(), spec.rep),
-        "attempt" => format!("attempt {} is not the assignment's {}", rec.attempt(), spec.attempt),
-        "treatment" => format!("treatment '{}' is not the unit's '{}'", rec.treatment(), spec.treatment),
-        "sweep" => format!("sweep '{}' is not the assignment's '{}'", rec.sweep.as_deref().unwrap_or(""), spec.sweep),
-        "config_digest" => format!(
-            "config_digest '{}' is not the sweep's '{}'",
-            rec.config_digest.as_deref().unwrap_or(""),
-            spec.config_digest.as_deref().unwrap_or("")
-        ),
-        other => format!("{other} is not the assignment's"),
+        "uid" => Mismatch::Uid { found: rec.uid, expected: spec.uid },
+        "site" => Mismatch::Site { found: rec.site, expected: spec.uid.site },
+        "condition" => Mismatch::Condition { found: rec.condition, expected: spec.condition },
+        "rep" => Mismatch::Rep { found: rec.rep(), expected: spec.rep },
+        "attempt" => Mismatch::Attempt { found: rec.attempt(), expected: spec.attempt },
+        "treatment" => Mismatch::Treatment { found: rec.treatment().to_string(), expected: spec.treatment.clone() },
+        "sweep" => Mismatch::Sweep { found: rec.sweep.clone().unwrap_or_default(), expected: spec.sweep.clone() },
+        "config_digest" => Mismatch::ConfigDigest {
+            found: rec.config_digest.clone().unwrap_or_default(),
+            expected: spec.config_digest.clone().unwrap_or_default(),
+        },
+        other => Mismatch::Other(other),
     })
 }
 
 impl Engine {
     /// The sweep index and slot of an assigned attempt; `Err` is the reason it is unknown.
-    fn assigned(&self, key: &AttemptKey) -> Result<(usize, Slot), String> {
-        let Some(&idx) = self.by_id.get(key.sweep.as_str()) else {
-            return Err(format!("unknown sweep '{}'", key.sweep));
+    fn assigned(&self, key: &AttemptKey) -> Result<(usize, Slot), IngestError> {
+        let Some(&idx) = self.by_id.get(&key.sweep) else {
+            return Err(IngestError::UnknownSweep(key.sweep.clone()));
         };
         let s = &self.sweeps[idx];
         if s.units.get(key.unit as usize).is_none() {
-            return Err(format!("sweep '{}' has no unit {}", key.sweep, key.unit));
+            return Err(IngestError::NoUnit { sweep: key.sweep.clone(), unit: key.unit });
         }
         let Some(slot) = s.slot(key.unit, key.attempt) else {
-            return Err(format!("attempt {} of unit {} was never assigned", key.attempt, key.unit));
+            return Err(IngestError::NeverAssigned { unit: key.unit, attempt: key.attempt });
         };
         Ok((idx, slot))
     }
@@ -119,8 +178,8 @@ impl Engine {
         me.is_some() && self.sweeps[idx].holder(key.unit, key.attempt) == me
     }
 
-    fn not_holder(key: &AttemptKey) -> String {
-        format!("attempt {} of unit {} was not leased to this worker", key.attempt, key.unit)
+    fn not_holder(key: &AttemptKey) -> IngestError {
+        IngestError::NotHolder { unit: key.unit, attempt: key.attempt }
     }
 
     /// Checks a worker's record against its attempt and stores it, idempotently.
@@ -133,7 +192,7 @@ impl Engine {
         let unit = &s.units[key.unit as usize];
         let spec = planner::attempt_spec(&s.meta.id, &s.meta.spec, &s.meta.config_digest, unit, key.attempt);
         if let Err(reason) = check_identity(&mut rec, &spec) {
-            return self.reject(worker, conn, key, reason);
+            return self.reject(worker, conn, key, reason.into());
         }
         if !self.holds(worker, idx, &key) {
             return self.reject(worker, conn, key.clone(), Self::not_holder(&key));
@@ -168,9 +227,9 @@ impl Engine {
         named: &Key,
         t: Arc<StoredTrajectory>,
     ) {
-        let refuse = |e: &mut Engine, key: AttemptKey, reason: String| {
+        let refuse = |e: &mut Engine, key: AttemptKey, reason: IngestError| {
             tracing::warn!(worker, sweep = %key.sweep, unit = key.unit, attempt = key.attempt, %reason, "trajectory refused");
-            let msg = Outbound::TrajectoryReject(key, reason, false);
+            let msg = Outbound::TrajectoryReject(key, reason.to_string(), false);
             e.effects.push(Effect::Send { worker: worker.to_string(), conn: conn.clone(), msg });
         };
         let idx = match self.assigned(&key) {
@@ -189,10 +248,11 @@ impl Engine {
             key.attempt,
         );
         if Key::for_attempt(&spec) != *named {
-            let reason = format!(
-                "the trajectory names {} {} rep {} attempt {}, not its attempt's {} {}",
-                named.uid, named.condition, named.rep, named.attempt, spec.uid, spec.condition
-            );
+            let reason = IngestError::TrajectoryMisnamed {
+                named: Box::new(named.clone()),
+                uid: spec.uid,
+                condition: spec.condition,
+            };
             return refuse(self, key, reason);
         }
         let id = blob_id(&t.row.blob_sha256);
@@ -211,25 +271,16 @@ impl Engine {
 
     /// Whether the attempt may store the blob `id` of `bytes`: `Ok(true)` when it holds that blob
     /// already, `Ok(false)` when it holds none and the sweep's quota has room, `Err` why not.
-    fn trajectory_room(&self, idx: usize, key: &AttemptKey, id: u64, bytes: u64) -> Result<bool, String> {
+    fn trajectory_room(&self, idx: usize, key: &AttemptKey, id: u64, bytes: u64) -> Result<bool, IngestError> {
         let s = &self.sweeps[idx];
         match s.trajectories.get(&(key.unit, key.attempt)) {
             Some(&had) if had == id || had == UNKNOWN_BLOB => return Ok(true),
-            Some(_) => {
-                return Err(format!(
-                    "attempt {} of unit {} already has a trajectory, from another blob; an attempt keeps one",
-                    key.attempt, key.unit
-                ))
-            }
+            Some(_) => return Err(IngestError::OtherBlob { unit: key.unit, attempt: key.attempt }),
             None => {}
         }
         let quota = self.limits.max_trajectory_bytes_per_sweep;
         if s.trajectory_bytes.saturating_add(bytes) > quota {
-            return Err(format!(
-                "sweep '{}' stores {} bytes of trajectories; {bytes} more would pass its quota of {quota} bytes \
-                 (--max-trajectory-bytes-per-sweep)",
-                key.sweep, s.trajectory_bytes
-            ));
+            return Err(IngestError::OverQuota { sweep: key.sweep.clone(), stored: s.trajectory_bytes, bytes, quota });
         }
         Ok(false)
     }
@@ -237,7 +288,12 @@ impl Engine {
     /// Answers [`super::Input::UploadCheck`]: the attempt must be leased to `worker`; with a blob id, an
     /// attempt holding that blob is [`Upload::Same`], one holding another is refused; and the sweep's
     /// quota must have room (for `blob: None`, any room at all).
-    pub(super) fn upload_check(&self, worker: &str, key: &AttemptKey, blob: Option<u64>) -> Result<Upload, String> {
+    pub(super) fn upload_check(
+        &self,
+        worker: &str,
+        key: &AttemptKey,
+        blob: Option<u64>,
+    ) -> Result<Upload, IngestError> {
         let (idx, _) = self.assigned(key)?;
         if !self.holds(worker, idx, key) {
             return Err(Self::not_holder(key));
@@ -268,7 +324,7 @@ impl Engine {
             self.end_without_record(&key, RECORD_TOO_LARGE);
         }
         let limit = self.limits.max_record_bytes;
-        self.reject(worker, conn, key, format!("record too large: {bytes} bytes, the limit is {limit} bytes"));
+        self.reject(worker, conn, key, IngestError::RecordTooLarge { bytes, limit });
     }
 
     /// A running attempt ends without its worker's record (the worker was
@@ -276,7 +332,7 @@ impl Engine {
     /// `reason` under the attempt's holder and lets the unit's rule decide
     /// whether it runs again. The attempt's own record may still replace it.
     pub(super) fn end_without_record(&mut self, key: &AttemptKey, reason: &str) {
-        let Some(&idx) = self.by_id.get(key.sweep.as_str()) else { return };
+        let Some(&idx) = self.by_id.get(&key.sweep) else { return };
         let holder = self.sweeps[idx].holder(key.unit, key.attempt);
         let worker =
             holder.and_then(|h| self.names.name(h)).map_or_else(|| "unknown".to_string(), |id| self.worker_label(id));
@@ -317,7 +373,7 @@ impl Engine {
 
     /// Whether the attempt's record from its worker is durable, asked by that worker.
     pub(super) fn stored_real(&self, worker: &str, key: &AttemptKey) -> bool {
-        let Some(&idx) = self.by_id.get(key.sweep.as_str()) else { return false };
+        let Some(&idx) = self.by_id.get(&key.sweep) else { return false };
         self.holds(worker, idx, key)
             && matches!(self.sweeps[idx].slot(key.unit, key.attempt), Some(Slot::Recorded { synthetic: false, .. }))
     }
@@ -328,9 +384,9 @@ impl Engine {
         entry.2.push(key);
     }
 
-    fn reject(&mut self, worker: &str, conn: &Conn, key: AttemptKey, reason: String) {
+    fn reject(&mut self, worker: &str, conn: &Conn, key: AttemptKey, reason: IngestError) {
         tracing::warn!(worker, sweep = %key.sweep, unit = key.unit, attempt = key.attempt, %reason, "record refused");
-        let msg = Outbound::Reject(key, reason);
+        let msg = Outbound::Reject(key, reason.to_string());
         self.effects.push(Effect::Send { worker: worker.to_string(), conn: conn.clone(), msg });
     }
 }
@@ -344,7 +400,7 @@ mod tests {
     fn spec() -> AttemptSpec {
         let uid: Uid = "skillshift.gitlab.v1.0".parse().expect("uid");
         planner::attempt_spec(
-            "sw-1",
+            &"sw-1".into(),
             &planner::SweepSpec::full_grid(planner::TreatmentSpec { name: "CONTROL".into(), skills: None }),
             "digest-a",
             &planner::Unit { treatment: 0, family: uid.family(), condition: Condition::Src, rep: 2 },
@@ -372,18 +428,53 @@ mod tests {
 
         let mut other = Record::for_attempt(&spec);
         other.sweep = Some("sw-2".into());
-        let reason = check_identity(&mut other, &spec).expect_err("another sweep");
+        let reason = check_identity(&mut other, &spec).expect_err("another sweep").to_string();
         assert_eq!(reason, "sweep 'sw-2' is not the assignment's 'sw-1'");
 
         let mut other = Record::for_attempt(&spec);
         other.config_digest = Some("digest-b".into());
-        let reason = check_identity(&mut other, &spec).expect_err("another digest");
+        let reason = check_identity(&mut other, &spec).expect_err("another digest").to_string();
         assert_eq!(reason, "config_digest 'digest-b' is not the sweep's 'digest-a'");
 
         let mut other = Record::for_attempt(&spec);
         other.treatment = Some("SKILLS".into());
-        let reason = check_identity(&mut other, &spec).expect_err("another treatment");
+        let reason = check_identity(&mut other, &spec).expect_err("another treatment").to_string();
         assert_eq!(reason, "treatment 'SKILLS' is not the unit's 'CONTROL'");
+    }
+
+    #[test]
+    fn each_refusal_reads_as_its_reason_always_has() {
+        let sweep = SweepId::from("sw-1");
+        let spec = spec();
+        let cases: Vec<(IngestError, &str)> = vec![
+            (IngestError::UnknownSweep(sweep.clone()), "unknown sweep 'sw-1'"),
+            (IngestError::NoUnit { sweep: sweep.clone(), unit: 7 }, "sweep 'sw-1' has no unit 7"),
+            (IngestError::NeverAssigned { unit: 7, attempt: 2 }, "attempt 2 of unit 7 was never assigned"),
+            (IngestError::NotHolder { unit: 7, attempt: 2 }, "attempt 2 of unit 7 was not leased to this worker"),
+            (IngestError::RecordTooLarge { bytes: 10, limit: 5 }, "record too large: 10 bytes, the limit is 5 bytes"),
+            (
+                IngestError::TrajectoryMisnamed {
+                    named: Box::new(Key::for_attempt(&spec)),
+                    uid: spec.uid,
+                    condition: Condition::Tgt,
+                },
+                "the trajectory names skillshift.gitlab.v1.0 src rep 2 attempt 1, not its attempt's \
+                 skillshift.gitlab.v1.0 tgt",
+            ),
+            (
+                IngestError::OtherBlob { unit: 7, attempt: 2 },
+                "attempt 2 of unit 7 already has a trajectory, from another blob; an attempt keeps one",
+            ),
+            (
+                IngestError::OverQuota { sweep, stored: 90, bytes: 20, quota: 100 },
+                "sweep 'sw-1' stores 90 bytes of trajectories; 20 more would pass its quota of 100 bytes \
+                 (--max-trajectory-bytes-per-sweep)",
+            ),
+            (Mismatch::Other("seed").into(), "seed is not the assignment's"),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
     }
 
     #[test]
@@ -391,9 +482,12 @@ mod tests {
         let spec = spec();
         let mut rec = Record::for_attempt(&spec);
         rec.rep = None;
-        assert_eq!(check_identity(&mut rec, &spec), Err("rep 0 is not the unit's 2".into()));
+        assert_eq!(check_identity(&mut rec, &spec).map_err(|e| e.to_string()), Err("rep 0 is not the unit's 2".into()));
         let mut rec = Record::for_attempt(&spec);
         rec.attempt = None;
-        assert_eq!(check_identity(&mut rec, &spec), Err("attempt 0 is not the assignment's 1".into()));
+        assert_eq!(
+            check_identity(&mut rec, &spec).map_err(|e| e.to_string()),
+            Err("attempt 0 is not the assignment's 1".into())
+        );
     }
 }

@@ -40,12 +40,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use skillshift_common::ids::AttemptKey;
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_common::{AttemptSpec, Record, Site, Version};
 use skillshift_telemetry::metrics::CoordinatorMetrics;
 use tokio::sync::{mpsc, oneshot};
 
-pub use self::ingest::blob_id;
+pub use self::ingest::{blob_id, IngestError, Mismatch};
 pub use self::sources::{Clock, Ids, ManualClock, RandomIds, SequentialIds, SystemClock};
 use self::spans::Spans;
 use self::units::SweepRun;
@@ -128,11 +128,12 @@ pub struct Conn {
 }
 
 pub enum ControlCmd {
-    Submit(Box<SweepSpec>, oneshot::Sender<Result<String, Refused>>),
+    Submit(Box<SweepSpec>, oneshot::Sender<Result<SweepId, Refused>>),
+    /// The id is a `String` because the viewer's live source builds this command from its request.
     Get(String, oneshot::Sender<Option<SweepStatus>>),
     List(oneshot::Sender<Vec<SweepStatus>>),
-    Cancel(String, oneshot::Sender<Option<SweepStatus>>),
-    Resume(String, oneshot::Sender<Option<SweepStatus>>),
+    Cancel(SweepId, oneshot::Sender<Option<SweepStatus>>),
+    Resume(SweepId, oneshot::Sender<Option<SweepStatus>>),
     Workers(oneshot::Sender<Vec<WorkerInfo>>),
 }
 
@@ -174,7 +175,7 @@ pub enum Input {
         worker: String,
         key: AttemptKey,
         blob: Option<u64>,
-        reply: oneshot::Sender<Result<Upload, String>>,
+        reply: oneshot::Sender<Result<Upload, IngestError>>,
     },
     Control(ControlCmd),
     Tick,
@@ -197,7 +198,7 @@ pub struct Engine {
     leases: Leases,
     heartbeat: Duration,
     sweeps: Vec<SweepRun>,
-    by_id: HashMap<String, usize>,
+    by_id: HashMap<SweepId, usize>,
     workers: BTreeMap<String, WorkerEntry>,
     /// Worker ids as numbers, for every attempt's holder.
     names: Names,

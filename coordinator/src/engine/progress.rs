@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use skillshift_common::ids::SweepId;
 use skillshift_common::{Condition, Outcome, Site};
 
 use super::units::{Slot, UnitStatus};
@@ -15,7 +16,7 @@ use crate::scheduler::sv_of;
 use crate::status::{AttemptCounts, CellProgress, SweepState, SweepStatus, UnitCounts, Unrunnable};
 
 impl Engine {
-    pub(super) fn status_of(&self, id: &str, now: Instant) -> Option<SweepStatus> {
+    pub(super) fn status_of(&self, id: &SweepId, now: Instant) -> Option<SweepStatus> {
         self.by_id.get(id).map(|&i| self.status(i, now))
     }
 
@@ -79,7 +80,7 @@ impl Engine {
             Some((per * (units.total - resolved) as f64) as u64)
         });
         SweepStatus {
-            id: s.meta.id.clone(),
+            id: s.meta.id.to_string(),
             state,
             units,
             attempts,
@@ -120,7 +121,7 @@ impl Engine {
     }
 
     /// Whether the engine knows the sweep (stored, so it can be exported).
-    pub fn has_sweep(&self, id: &str) -> bool {
+    pub fn has_sweep(&self, id: &SweepId) -> bool {
         self.by_id.contains_key(id)
     }
 }

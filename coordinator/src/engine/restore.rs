@@ -55,7 +55,7 @@ impl Engine {
                     let slot = match records.get(&(unit, a)) {
                         Some(rec) => Slot::stored(rec),
                         None => {
-                            let key = AttemptKey { sweep: r.meta.id.as_str().into(), unit, attempt: a };
+                            let key = AttemptKey { sweep: r.meta.id.clone(), unit, attempt: a };
                             self.leases.orphan(key, former, now);
                             Slot::Running
                         }

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use skillshift_common::ids::AttemptKey;
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_common::AttemptSpec;
 use skillshift_telemetry::{context as trace_context, spans};
 use tracing::Span;
@@ -15,14 +15,14 @@ use tracing::Span;
 #[derive(Default)]
 pub(super) struct Spans {
     attempts: HashMap<AttemptKey, Span>,
-    sweeps: HashMap<String, Span>,
+    sweeps: HashMap<SweepId, Span>,
 }
 
 impl Spans {
     /// Opens the attempt's span and returns its `traceparent` for the assignment.
     pub(super) fn open_attempt(&mut self, key: &AttemptKey, spec: &AttemptSpec, worker: &str) -> Option<String> {
         let sweep_span =
-            self.sweeps.entry(key.sweep.to_string()).or_insert_with(|| spans::sweep(key.sweep.as_str(), false));
+            self.sweeps.entry(key.sweep.clone()).or_insert_with(|| spans::sweep(key.sweep.as_str(), false));
         let span = spans::attempt(spec, worker, Some(sweep_span));
         let traceparent = trace_context::traceparent(&span);
         self.attempts.insert(key.clone(), span);
@@ -37,8 +37,8 @@ impl Spans {
     }
 
     /// Ends the span of every sweep that `idle` says has nothing queued or running.
-    pub(super) fn end_idle_sweeps(&mut self, idle: impl Fn(&str) -> bool) {
-        let done: Vec<String> = self.sweeps.keys().filter(|id| idle(id)).cloned().collect();
+    pub(super) fn end_idle_sweeps(&mut self, idle: impl Fn(&SweepId) -> bool) {
+        let done: Vec<SweepId> = self.sweeps.keys().filter(|id| idle(id)).cloned().collect();
         for id in done {
             if let Some(span) = self.sweeps.remove(&id) {
                 spans::record_outcome(&span, "idle", None);

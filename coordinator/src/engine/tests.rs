@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use skillshift_common::ids::AttemptKey;
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_common::{Condition, Outcome, Record, Site, Version};
 use tokio::sync::{mpsc, oneshot};
 
@@ -80,13 +80,13 @@ impl Harness {
         self.step(Input::Tick);
     }
 
-    fn try_submit(&mut self, spec: SweepSpec) -> Result<String, Refused> {
+    fn try_submit(&mut self, spec: SweepSpec) -> Result<SweepId, Refused> {
         let (tx, mut rx) = oneshot::channel();
         self.step(Input::Control(ControlCmd::Submit(Box::new(spec), tx)));
         rx.try_recv().expect("reply")
     }
 
-    fn submit(&mut self, spec: SweepSpec) -> String {
+    fn submit(&mut self, spec: SweepSpec) -> SweepId {
         self.try_submit(spec).expect("accepted")
     }
 
@@ -151,7 +151,7 @@ impl Harness {
 
     /// What a restarted coordinator would load from the writes so far.
     fn stored_rows(&self) -> (Vec<SweepRows>, Vec<WorkerRow>) {
-        let mut sweeps: BTreeMap<String, SweepRows> = BTreeMap::new();
+        let mut sweeps: BTreeMap<SweepId, SweepRows> = BTreeMap::new();
         let mut records: BTreeMap<AttemptKey, StoredRecord> = BTreeMap::new();
         let mut attempts: BTreeMap<AttemptKey, crate::store::AttemptRow> = BTreeMap::new();
         let mut workers: BTreeMap<String, WorkerRow> = BTreeMap::new();
@@ -257,9 +257,9 @@ impl Harness {
         r
     }
 
-    fn status(&mut self, id: &str) -> SweepStatus {
+    fn status(&mut self, id: &SweepId) -> SweepStatus {
         let (tx, mut rx) = oneshot::channel();
-        self.step(Input::Control(ControlCmd::Get(id.into(), tx)));
+        self.step(Input::Control(ControlCmd::Get(id.to_string(), tx)));
         rx.try_recv().expect("reply").expect("known sweep")
     }
 
@@ -588,7 +588,7 @@ fn a_restart_remembers_what_a_sweep_spent() {
     let mut e = Engine::new(TTL, ManualClock::at(WALL_START_MS), SequentialIds::default());
     e.restore(rows, h.t);
     let (tx, mut rx) = oneshot::channel();
-    e.handle(Input::Control(ControlCmd::Get(id, tx)), h.t);
+    e.handle(Input::Control(ControlCmd::Get(id.into_string(), tx)), h.t);
     let st = rx.try_recv().expect("reply").expect("known sweep");
     assert!((st.cost_usd - 1.25).abs() < 1e-9);
 }
@@ -901,7 +901,7 @@ fn a_trajectory_is_stored_and_acked_only_from_its_holder_and_under_its_own_key()
 fn upload_check(h: &mut Harness, worker: &str, key: &AttemptKey, blob: Option<u64>) -> Result<Upload, String> {
     let (reply, mut rx) = tokio::sync::oneshot::channel();
     h.step(Input::UploadCheck { worker: worker.to_string(), key: key.clone(), blob, reply });
-    rx.try_recv().expect("answered at once")
+    rx.try_recv().expect("answered at once").map_err(|e| e.to_string())
 }
 
 #[test]
