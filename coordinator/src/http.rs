@@ -82,7 +82,7 @@ async fn page(State(h): State<Handle>) -> impl IntoResponse {
     for s in &sweeps {
         html.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&s.id),
+            esc(s.id.as_str()),
             s.state.as_str(),
             s.units.total,
             s.units.done,

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 use futures::future::BoxFuture;
-use skillshift_common::ids::AttemptKey;
+use skillshift_common::ids::{AttemptKey, SweepId};
 use skillshift_common::record::Record;
 use skillshift_common::trajectory::Trajectory;
 use skillshift_live::{LiveCoordinator, LiveError, LiveSweep};
@@ -52,9 +52,9 @@ impl LiveCoordinator for Live {
         })
     }
 
-    fn has_sweep<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, LiveError>> {
+    fn has_sweep<'a>(&'a self, id: &'a SweepId) -> BoxFuture<'a, Result<bool, LiveError>> {
         Box::pin(async move {
-            let id = id.to_string();
+            let id = id.clone();
             let found = self
                 .handle
                 .ask(|tx| ControlCmd::Get(id, tx))
@@ -64,7 +64,7 @@ impl LiveCoordinator for Live {
         })
     }
 
-    fn records(&self, sweep: &str) -> Result<Vec<(Record, bool)>, LiveError> {
+    fn records(&self, sweep: &SweepId) -> Result<Vec<(Record, bool)>, LiveError> {
         let kept: HashSet<AttemptKey> = self
             .store
             .trajectory_keys(sweep)
@@ -79,7 +79,7 @@ impl LiveCoordinator for Live {
         Ok(out)
     }
 
-    fn trajectory(&self, sweep: &str, wanted: &Record, limit: usize) -> Result<Option<Trajectory>, LiveError> {
+    fn trajectory(&self, sweep: &SweepId, wanted: &Record, limit: usize) -> Result<Option<Trajectory>, LiveError> {
         // The store keys attempts by unit index, which a record does not carry: find its row.
         for row in self.store.records(sweep) {
             let (key, stored) = row.map_err(|e| LiveError::store("records", e))?;
@@ -92,7 +92,7 @@ impl LiveCoordinator for Live {
                 });
             }
         }
-        Err(LiveError::NoAttempt { uid: wanted.uid, sweep: sweep.to_string() })
+        Err(LiveError::NoAttempt { uid: wanted.uid, sweep: sweep.clone() })
     }
 
     fn screenshot(&self, sha256_hex: &str) -> Result<Option<Vec<u8>>, LiveError> {

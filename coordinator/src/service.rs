@@ -430,7 +430,7 @@ impl Control for ControlService {
 
     async fn get_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<v1::SweepStatus>, Status> {
         let id = sweep_id(req);
-        let st = self.handle.ask(|tx| ControlCmd::Get(id.to_string(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        let st = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
         Ok(Response::new(wire::status_to_wire(&st)))
     }
 
@@ -439,7 +439,7 @@ impl Control for ControlService {
     async fn watch_sweep(&self, req: Request<v1::SweepId>) -> Result<Response<Self::WatchSweepStream>, Status> {
         let id = sweep_id(req);
         let permit = self.stream_permit()?;
-        let first = self.handle.ask(|tx| ControlCmd::Get(id.to_string(), tx)).await?.ok_or_else(|| not_found(&id))?;
+        let first = self.handle.ask(|tx| ControlCmd::Get(id.clone(), tx)).await?.ok_or_else(|| not_found(&id))?;
         let (tx, rx) = mpsc::channel(4);
         let handle = self.handle.clone();
         // Dropped when serving stops; the client sees the stream end and watches again.
@@ -455,7 +455,7 @@ impl Control for ControlService {
                     // The client went away: give its permit back now, not at the next change.
                     return;
                 }
-                let Ok(Some(st)) = handle.ask(|t| ControlCmd::Get(id.to_string(), t)).await else { break };
+                let Ok(Some(st)) = handle.ask(|t| ControlCmd::Get(id.clone(), t)).await else { break };
                 if st != last {
                     if tx.send(Ok(wire::status_to_wire(&st))).await.is_err() {
                         return;
@@ -502,7 +502,7 @@ impl Control for ControlService {
                 return;
             }
             let mut sent_screenshots = std::collections::HashSet::new();
-            for row in store.records(id.as_str()) {
+            for row in store.records(&id) {
                 if token.is_cancelled() {
                     // Never a silently short export: say why it ended.
                     let _ = tx.blocking_send(Err(ServiceError::ExportInterrupted.into()));

@@ -2,6 +2,7 @@
 //! domain types; the gRPC edge converts them.
 
 use serde::Serialize;
+use skillshift_common::ids::SweepId;
 use skillshift_common::{Condition, Site, Version};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,7 +65,7 @@ pub struct CellProgress {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepStatus {
-    pub id: String,
+    pub id: SweepId,
     pub state: SweepState,
     pub units: UnitCounts,
     pub attempts: AttemptCounts,

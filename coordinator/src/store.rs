@@ -463,11 +463,10 @@ impl Store {
         Ok(self.trajectories.get(attempt_key(key))?.map(|v| v.to_vec()))
     }
 
-    /// The attempts of a sweep that have a trajectory, in (unit, attempt) order. (Takes a `&str`:
-    /// the viewer's live source asks with the id from its request.)
-    pub fn trajectory_keys(&self, sweep: &str) -> Result<Vec<AttemptKey>, StoreError> {
+    /// The attempts of a sweep that have a trajectory, in (unit, attempt) order.
+    pub fn trajectory_keys(&self, sweep: &SweepId) -> Result<Vec<AttemptKey>, StoreError> {
         let mut out = Vec::new();
-        for row in self.trajectories.scan_prefix(sweep_prefix(&sweep.into())) {
+        for row in self.trajectories.scan_prefix(sweep_prefix(sweep)) {
             let (k, _) = row?;
             let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
                 what: "trajectory key",
@@ -497,10 +496,12 @@ impl Store {
         self.records.get(&k)?.map(|v| decode("record", &k, &v)).transpose()
     }
 
-    /// Every stored record of a sweep in (unit, attempt) order. (Takes a `&str`: the viewer's live
-    /// source asks with the id from its request.)
-    pub fn records(&self, sweep: &str) -> impl Iterator<Item = Result<(AttemptKey, StoredRecord), StoreError>> + '_ {
-        self.records.scan_prefix(sweep_prefix(&sweep.into())).map(|row| {
+    /// Every stored record of a sweep in (unit, attempt) order.
+    pub fn records(
+        &self,
+        sweep: &SweepId,
+    ) -> impl Iterator<Item = Result<(AttemptKey, StoredRecord), StoreError>> + '_ {
+        self.records.scan_prefix(sweep_prefix(sweep)).map(|row| {
             let (k, v) = row?;
             let key = decode_attempt_key(&k).ok_or_else(|| StoreError::Corrupt {
                 what: "record key",
@@ -568,7 +569,7 @@ impl Store {
                 })?;
                 attempts.push((key, decode("attempt", &k, &v)?));
             }
-            let records = self.records(meta.id.as_str()).collect::<Result<Vec<_>, _>>()?;
+            let records = self.records(&meta.id).collect::<Result<Vec<_>, _>>()?;
             let mut trajectories = Vec::new();
             for row in self.trajectory_rows.scan_prefix(sweep_prefix(&meta.id)) {
                 let (k, v) = row?;
@@ -800,8 +801,11 @@ mod tests {
             store.flush().expect("flush");
         }
         let store = reopen(dir.path());
-        let keys: Vec<(u32, u32)> =
-            store.records("s1").map(|r| r.map(|(k, _)| (k.unit, k.attempt))).collect::<Result<_, _>>().expect("scan");
+        let keys: Vec<(u32, u32)> = store
+            .records(&SweepId::from("s1"))
+            .map(|r| r.map(|(k, _)| (k.unit, k.attempt)))
+            .collect::<Result<_, _>>()
+            .expect("scan");
         assert_eq!(keys, vec![(2, 0), (2, 1), (10, 0), (256, 0)]);
     }
 }

@@ -116,7 +116,7 @@ pub fn spec_from_wire(w: v1::SweepSpec) -> Result<SweepSpec, WireError> {
 
 pub fn status_to_wire(s: &SweepStatus) -> v1::SweepStatus {
     v1::SweepStatus {
-        id: s.id.clone(),
+        id: s.id.to_string(),
         state: s.state.as_str().into(),
         units: Some(v1::UnitCounts {
             total: s.units.total,
@@ -178,7 +178,7 @@ pub fn status_from_wire(w: v1::SweepStatus) -> Result<SweepStatus, WireError> {
         })
         .collect::<Result<Vec<_>, WireError>>()?;
     Ok(SweepStatus {
-        id: w.id,
+        id: w.id.into(),
         state,
         units: UnitCounts { total: u.total, done: u.done, running: u.running, queued: u.queued, invalid: u.invalid },
         attempts: AttemptCounts { total: a.total, error: a.error },

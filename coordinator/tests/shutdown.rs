@@ -72,7 +72,7 @@ async fn shutdown_drains_the_worker_ends_its_session_and_keeps_its_running_attem
     while let Ok(Some(_)) = next(&mut inbound).await {}
     tokio::time::timeout(WAIT, coordinator.wait()).await.expect("stops in time").expect("stops cleanly");
 
-    let records = store.records(id.as_str()).collect::<Result<Vec<_>, _>>().expect("records read");
+    let records = store.records(&id).collect::<Result<Vec<_>, _>>().expect("records read");
     assert!(records.is_empty(), "no attempt was recorded as lost on a graceful shutdown: {records:?}");
     let rows = store.load_all().expect("load");
     let sweep = rows.iter().find(|r| r.meta.id == id).expect("the sweep is unfinished");

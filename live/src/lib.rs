@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use skillshift_common::ids::{Condition, Uid};
+use skillshift_common::ids::{Condition, SweepId, Uid};
 use skillshift_common::record::Record;
 use skillshift_common::trajectory::Trajectory;
 use skillshift_taskcenter::TaskCenter;
@@ -25,7 +25,7 @@ use skillshift_taskcenter::TaskCenter;
 /// One sweep as the engine sees it now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveSweep {
-    pub id: String,
+    pub id: SweepId,
     /// `queued`, `running`, `done` or `cancelled`.
     pub state: &'static str,
     /// Queued or running: records may still arrive.
@@ -47,8 +47,8 @@ pub enum LiveError {
     #[error("coordinator store: {what}: {source}")]
     Store { what: &'static str, source: Box<dyn std::error::Error + Send + Sync> },
     /// The sweep holds no record of the attempt asked for.
-    #[error("no attempt of {uid} in sweep '{}'", clip(.sweep))]
-    NoAttempt { uid: Uid, sweep: String },
+    #[error("no attempt of {uid} in sweep '{}'", clip(.sweep.as_str()))]
+    NoAttempt { uid: Uid, sweep: SweepId },
     /// The attempt's trajectory inflates past what the reader asked for.
     #[error(
         "the trajectory of {uid} {condition} is larger than the {} the viewer reads; `sweep export` writes it whole",
@@ -78,16 +78,16 @@ pub trait LiveCoordinator: Send + Sync + 'static {
     fn sweeps(&self) -> BoxFuture<'_, Result<Vec<LiveSweep>, LiveError>>;
 
     /// Whether the engine knows the sweep `id`.
-    fn has_sweep<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, LiveError>>;
+    fn has_sweep<'a>(&'a self, id: &'a SweepId) -> BoxFuture<'a, Result<bool, LiveError>>;
 
     /// Every record of `sweep` in the order they were written, each with
     /// whether its attempt's trajectory is stored. Blocking.
-    fn records(&self, sweep: &str) -> Result<Vec<(Record, bool)>, LiveError>;
+    fn records(&self, sweep: &SweepId) -> Result<Vec<(Record, bool)>, LiveError>;
 
     /// The trajectory of the attempt `record` names in `sweep`, `None` when the
     /// attempt kept none; refused ([`LiveError::TooLarge`]) when its JSON is
     /// larger than `limit` bytes. Blocking.
-    fn trajectory(&self, sweep: &str, record: &Record, limit: usize) -> Result<Option<Trajectory>, LiveError>;
+    fn trajectory(&self, sweep: &SweepId, record: &Record, limit: usize) -> Result<Option<Trajectory>, LiveError>;
 
     /// A screenshot's PNG bytes by its hex digest, `None` when the store has none. Blocking.
     fn screenshot(&self, sha256_hex: &str) -> Result<Option<Vec<u8>>, LiveError>;
@@ -108,7 +108,7 @@ mod tests {
     fn messages_name_the_attempt_and_the_bound() {
         let long = "s".repeat(100);
         let uid: Uid = "skillshift.gitlab.v1.0".parse().expect("uid");
-        let e = LiveError::NoAttempt { uid, sweep: long };
+        let e = LiveError::NoAttempt { uid, sweep: long.into() };
         assert_eq!(e.to_string(), format!("no attempt of skillshift.gitlab.v1.0 in sweep '{}'", "s".repeat(80)));
         let e = LiveError::TooLarge { uid, condition: Condition::Src, limit: 16 << 20 };
         assert_eq!(

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use skillshift_common::ids::SweepId;
 use skillshift_common::record::Record;
 use skillshift_common::trajectory::{self, Trajectory};
 use skillshift_taskcenter::TaskCenter;
@@ -80,7 +81,7 @@ impl LiveSource {
         let (changes, _) = broadcast::channel(CHANGES_CAPACITY);
         let (c, tx) = (coordinator.clone(), changes.clone());
         tasks.spawn("viewer-watch", move |token| async move {
-            let mut last: BTreeMap<String, (&'static str, u64, u64)> = BTreeMap::new();
+            let mut last: BTreeMap<SweepId, (&'static str, u64, u64)> = BTreeMap::new();
             let mut tick = tokio::time::interval(WATCH_PERIOD);
             loop {
                 tokio::select! {
@@ -92,7 +93,7 @@ impl LiveSource {
                     let now = fingerprint(s);
                     if last.insert(s.id.clone(), now) != Some(now) {
                         // No page listening is not an error.
-                        let _ = tx.send(s.id.clone());
+                        let _ = tx.send(s.id.to_string());
                     }
                 }
             }
@@ -109,10 +110,10 @@ impl LiveSource {
         skillshift_taskcenter::run_blocking(what, move || f(c.as_ref())).await.map_err(|e| unavailable(what, e))?
     }
 
-    async fn check_sweep(&self, sweep: &str) -> Result<(), SourceError> {
+    async fn check_sweep(&self, sweep: &SweepId) -> Result<(), SourceError> {
         match self.coordinator.has_sweep(sweep).await {
             Ok(true) => Ok(()),
-            Ok(false) => Err(SourceError::NotFound(format!("no sweep '{}' on this coordinator", clip(sweep)))),
+            Ok(false) => Err(SourceError::NotFound(format!("no sweep '{}' on this coordinator", clip(sweep.as_str())))),
             Err(e) => Err(unavailable("asking for the sweep", e)),
         }
     }
@@ -129,15 +130,15 @@ impl Source for LiveSource {
             sweeps.sort_by_key(|s| s.created_ms);
             Ok(sweeps
                 .into_iter()
-                .map(|s| SweepInfo { live: s.live, state: Some(s.state.to_string()), id: s.id })
+                .map(|s| SweepInfo { live: s.live, state: Some(s.state.to_string()), id: s.id.into_string() })
                 .collect())
         })
     }
 
     fn records<'a>(&'a self, sweep: &'a str) -> BoxFuture<'a, Result<Arc<Vec<Record>>, SourceError>> {
         Box::pin(async move {
-            self.check_sweep(sweep).await?;
-            let id = sweep.to_string();
+            let id = SweepId::from(sweep);
+            self.check_sweep(&id).await?;
             self.blocking("reading records", move |c| {
                 let out = c
                     .records(&id)?
@@ -161,7 +162,7 @@ impl Source for LiveSource {
         record: &'a Record,
     ) -> BoxFuture<'a, Result<Option<Trajectory>, SourceError>> {
         Box::pin(async move {
-            let (id, wanted) = (sweep.to_string(), record.clone());
+            let (id, wanted) = (SweepId::from(sweep), record.clone());
             self.blocking("reading a trajectory", move |c| {
                 Ok(c.trajectory(&id, &wanted, crate::api::MAX_TRAJECTORY_JSON_BYTES)?)
             })

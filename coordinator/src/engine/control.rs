@@ -53,7 +53,7 @@ impl Engine {
                 })));
             }
             ControlCmd::Get(id, reply) => {
-                let _ = reply.send(self.status_of(&id.into(), now));
+                let _ = reply.send(self.status_of(&id, now));
             }
             ControlCmd::List(reply) => {
                 let all = (0..self.sweeps.len()).map(|i| self.status(i, now)).collect();

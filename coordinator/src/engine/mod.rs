@@ -129,8 +129,7 @@ pub struct Conn {
 
 pub enum ControlCmd {
     Submit(Box<SweepSpec>, oneshot::Sender<Result<SweepId, Refused>>),
-    /// The id is a `String` because the viewer's live source builds this command from its request.
-    Get(String, oneshot::Sender<Option<SweepStatus>>),
+    Get(SweepId, oneshot::Sender<Option<SweepStatus>>),
     List(oneshot::Sender<Vec<SweepStatus>>),
     Cancel(SweepId, oneshot::Sender<Option<SweepStatus>>),
     Resume(SweepId, oneshot::Sender<Option<SweepStatus>>),

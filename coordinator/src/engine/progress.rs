@@ -80,7 +80,7 @@ impl Engine {
             Some((per * (units.total - resolved) as f64) as u64)
         });
         SweepStatus {
-            id: s.meta.id.to_string(),
+            id: s.meta.id.clone(),
             state,
             units,
             attempts,

@@ -259,7 +259,7 @@ impl Harness {
 
     fn status(&mut self, id: &SweepId) -> SweepStatus {
         let (tx, mut rx) = oneshot::channel();
-        self.step(Input::Control(ControlCmd::Get(id.to_string(), tx)));
+        self.step(Input::Control(ControlCmd::Get(id.clone(), tx)));
         rx.try_recv().expect("reply").expect("known sweep")
     }
 
@@ -588,7 +588,7 @@ fn a_restart_remembers_what_a_sweep_spent() {
     let mut e = Engine::new(TTL, ManualClock::at(WALL_START_MS), SequentialIds::default());
     e.restore(rows, h.t);
     let (tx, mut rx) = oneshot::channel();
-    e.handle(Input::Control(ControlCmd::Get(id.into_string(), tx)), h.t);
+    e.handle(Input::Control(ControlCmd::Get(id, tx)), h.t);
     let st = rx.try_recv().expect("reply").expect("known sweep");
     assert!((st.cost_usd - 1.25).abs() < 1e-9);
 }
