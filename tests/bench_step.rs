@@ -2,7 +2,8 @@
 //! prints the JSON keys docs/formats.md pins, with timings that are real measurements.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-use std::process::Command;
+#[path = "support/cli.rs"]
+mod cli;
 
 const PAGE: &str = r##"<!doctype html><title>Bench fixture</title>
 <nav><a href="#one">One</a> <a href="#two">Two</a> <a href="/elsewhere">Elsewhere</a></nav>
@@ -15,10 +16,7 @@ fn bench_step_prints_the_pinned_json() {
     let page = dir.path().join("page.html");
     std::fs::write(&page, PAGE).unwrap();
     let url = format!("file://{}", page.display());
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
-        .args(["bench", "step", "--url", &url, "--steps", "6", "--json"])
-        .output()
-        .unwrap();
+    let out = cli::bin().args(["bench", "step", "--url", &url, "--steps", "6", "--json"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -7,13 +7,14 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use support::Sandbox;
 use support::{free_addr, http_get as get};
-
-const BIN: &str = env!("CARGO_BIN_EXE_skillshift");
 
 /// Polls `f` every 200 ms until it holds; panics with `what` after `limit`.
 fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
@@ -28,7 +29,7 @@ fn wait_for(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
 fn local_without_a_browser_is_exit_2_with_the_install_command_and_nothing_stored() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out_dir = dir.path().join("out");
-    let out = Command::new(BIN)
+    let out = cli::bin()
         .env("SKILLSHIFT_CHROMIUM", "/nonexistent/chromium")
         .args(["local", "--out"])
         .arg(&out_dir)
@@ -48,7 +49,7 @@ fn local_without_a_browser_is_exit_2_with_the_install_command_and_nothing_stored
 #[test]
 fn a_worker_without_a_browser_is_exit_2_before_it_registers() {
     let sb = Sandbox::start(0, 0);
-    let out = Command::new(BIN)
+    let out = cli::bin()
         .env("SKILLSHIFT_CHROMIUM", "/nonexistent/chromium")
         .args(["worker", "--embedded-sites", "--coordinator", &sb.url(), "--token", "sandbox-token", "--outbox"])
         .arg(sb.path("outbox-x"))
@@ -84,7 +85,7 @@ fn a_browser_that_stops_starting_mid_sweep_stops_the_worker_leasing_and_is_named
     .expect("wrapper");
     std::process::Command::new("chmod").arg("+x").arg(&wrapper).status().expect("chmod");
     let metrics = free_addr();
-    let worker = Command::new(BIN)
+    let worker = cli::bin()
         .env("SKILLSHIFT_CHROMIUM", &wrapper)
         .args(["worker", "--embedded-sites", "--browser-reuse", "1", "--name", "wB", "--coordinator", &sb.url()])
         .args(["--token", "sandbox-token"])
@@ -163,7 +164,7 @@ fn a_worker_killed_with_sigkill_mid_attempt_leaves_no_chromedriver_or_browser_be
     let mut sb = Sandbox::start(0, 0);
     sb.real_workers = true;
     let metrics = free_addr();
-    let worker = Command::new(BIN)
+    let worker = cli::bin()
         .args(["worker", "--embedded-sites", "--name", "wK", "--coordinator", &sb.url(), "--token", "sandbox-token"])
         .args(["--metrics-addr", &metrics, "--outbox"])
         .arg(sb.path("outbox-k"))

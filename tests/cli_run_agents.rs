@@ -3,7 +3,10 @@
 //! for a paid LLM, reached through `OPENAI_BASE_URL`), and `--agent 'cmd:python3 examples/agent.py'`.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::process::Output;
 
 use skillshift_common::{Site, Version};
 use skillshift_worker::agents::scripted_llm::{
@@ -26,12 +29,11 @@ fn skillshift_run(uid: &str, agent: &str, env: &[(&str, &str)]) -> (Output, serd
 /// [`skillshift_run`] with more arguments.
 fn skillshift_run_with(uid: &str, agent: &str, env: &[(&str, &str)], extra: &[&str]) -> (Output, serde_json::Value) {
     let data = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
+    let mut cmd = cli::bin();
     cmd.args(["run", uid, "--condition", "src", "--agent", agent, "--skills", "none", "--max-steps", "5"])
         .args(extra)
         .arg("--data")
         .arg(data.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("OPENAI_MODEL");
@@ -150,7 +152,7 @@ async fn run_past_its_task_timeout_records_an_error_with_no_step_count() {
 #[test]
 fn run_refuses_a_reference_agent_without_an_api_key_and_an_unknown_agent() {
     for (agent, expected) in [("reference", "OPENAI_API_KEY"), ("telepathy", "--agent 'telepathy'")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+        let out = cli::bin()
             .args(["run", "skillshift.gitlab.v1.0", "--condition", "src", "--agent", agent])
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
@@ -192,11 +194,10 @@ read obs
         let traj = path.display().to_string();
         tokio::task::spawn_blocking(move || {
             let data = tempfile::tempdir().unwrap();
-            let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+            let out = cli::bin()
                 .args(["run", &uid, "--condition", "src", "--agent", &agent, "--skills", "none", "--max-steps", "5"])
                 .args(["--trajectory", &traj, "--screenshots", "none", "--data"])
                 .arg(data.path())
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .output()
                 .unwrap();
             let stdout = String::from_utf8_lossy(&out.stdout).to_string();

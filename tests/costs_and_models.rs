@@ -6,11 +6,13 @@
 
 mod support;
 
-use std::process::Command;
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::time::Duration;
 
 use skillshift_worker::agents::scripted_llm::{Scripted, ScriptedLlm};
-use support::{read_records, Sandbox, BIN};
+use support::{read_records, Sandbox};
 
 #[test]
 fn a_run_without_llm_calls_costs_0_and_its_spend_gate_passes() {
@@ -18,12 +20,11 @@ fn a_run_without_llm_calls_costs_0_and_its_spend_gate_passes() {
     let fam = dir.path().join("families.json");
     std::fs::write(&fam, r#"{"sites": {"gitlab": {"families": [0, 1]}}}"#).expect("families");
     let out = dir.path().join("run");
-    let o = Command::new(BIN)
+    let o = cli::bin()
         .args(["local", "--simulate", "5", "--sites", "gitlab", "--conditions", "src,tgt", "--families"])
         .arg(&fam)
         .arg("--out")
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("local");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -36,7 +37,7 @@ fn a_run_without_llm_calls_costs_0_and_its_spend_gate_passes() {
         r#"{"schema": "skillshift.gates/1", "gates": [{"name": "spend", "metric": "cost.total_usd", "max": 0.01}]}"#,
     )
     .expect("gates");
-    let o = Command::new(BIN)
+    let o = cli::bin()
         .arg("report")
         .arg(&records)
         .args(["--allow-partial", "--gates"])

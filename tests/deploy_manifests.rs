@@ -9,21 +9,21 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{bin, root};
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-const BIN: &str = env!("CARGO_BIN_EXE_skillshift");
 /// check-deploy.sh's exit status when it could not install kubernetes-validate.
 const NO_PYPI: i32 = 3;
 
 /// One script at a time: the first run creates the venv the others reuse.
 static SCRIPT: Mutex<()> = Mutex::new(());
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -106,7 +106,7 @@ struct Cli {
 impl Cli {
     fn help(&mut self, path: &[String]) -> &Help {
         self.helps.entry(path.to_vec()).or_insert_with(|| {
-            let out = Command::new(BIN).args(path).arg("--help").env("NO_COLOR", "1").output().unwrap();
+            let out = bin().args(path).arg("--help").env("NO_COLOR", "1").output().unwrap();
             assert!(out.status.success(), "skillshift {} --help: {}", path.join(" "), text(&out.stderr));
             parse_help(&text(&out.stdout))
         })
@@ -149,7 +149,7 @@ impl Cli {
         }
         if problems.is_empty() {
             // clap's own parse: unknown arguments and unparsable values fail before --help is seen.
-            let out = Command::new(BIN).args(args).arg("--help").env("NO_COLOR", "1").output().unwrap();
+            let out = bin().args(args).arg("--help").env("NO_COLOR", "1").output().unwrap();
             if !out.status.success() {
                 let why = text(&out.stderr);
                 problems.push(format!("clap refuses it: {}", why.lines().next().unwrap_or_default()));

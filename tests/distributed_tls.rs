@@ -5,6 +5,9 @@
 
 mod support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -20,9 +23,9 @@ fn list(args: &[&str]) -> Output {
         .expect("run skillshift sweep list")
 }
 
+/// [`cli::refused_in`], with no blank line around the one line either.
 fn refused(out: &Output, what: &str) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{what}: exit 2, got {:?}: {err}", out.status.code());
+    let err = cli::refused_in(out, what);
     assert_eq!(err.lines().count(), 1, "{what}: one line: {err}");
     err
 }

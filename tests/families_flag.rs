@@ -3,15 +3,14 @@
 //! are families for a site that `--sites` leaves out (they used to be dropped).
 //! Each ends with one clear line on stderr and exit 2, before anything runs.
 
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_skillshift");
+#[path = "support/cli.rs"]
+mod cli;
 
 fn start(families: &str, extra: &[&str]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("families.json");
     std::fs::write(&path, families).expect("families file");
-    let out = Command::new(BIN)
+    let out = cli::bin()
         .args(["sweep", "start", "--families", path.to_str().expect("utf-8"), "--skills", "none"])
         .args(extra)
         // Nothing listens here: the refusal must come before any connection.

@@ -10,19 +10,19 @@
 
 mod support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{data, root};
+
 use support::copy_dir;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 
 const SITES: [&str; 3] = ["gitlab", "magento", "wordpress"];
-
-fn data() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))
-}
 
 fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -30,7 +30,7 @@ fn read(path: &Path) -> Value {
 
 /// (site, skill name, breaks on v2) rows of CHANGES.md; the site is the `## ` section's.
 fn expectations() -> Vec<(String, String, bool)> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/sites/CHANGES.md")).unwrap();
+    let text = std::fs::read_to_string(root().join("sites/CHANGES.md")).unwrap();
     let mut rows = Vec::new();
     let mut site = None;
     for line in text.lines() {
@@ -70,7 +70,7 @@ fn audit(dir: &Path, families: &BTreeMap<String, Vec<usize>>, versions: &str) ->
     let file = dir.join("families.json");
     std::fs::write(&file, serde_json::json!({ "sites": sites }).to_string()).unwrap();
     let names: Vec<&str> = families.keys().map(String::as_str).collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+    let out = cli::bin()
         .args(["tasks", "--data"])
         .arg(dir)
         .args(["audit", "--json", "--versions", versions, "--sites", &names.join(","), "--families"])

@@ -17,10 +17,10 @@ mod cli;
 
 use cli::{s, skillshift, stderr as err, stdout as out};
 
-/// Exit 2 and exactly one short line on stderr that contains each of `want`.
+/// [`cli::refused`]: exit 2 and exactly one short line on stderr, with no blank line around it, that contains
+/// each of `want`.
 fn refused(o: &Output, want: &[&str]) {
-    let e = err(o);
-    assert_eq!(o.status.code(), Some(2), "stdout: {}\nstderr: {e}", out(o));
+    let e = cli::refused(o);
     assert_eq!(e.lines().count(), 1, "one line: {e}");
     assert!(e.len() < 600, "a short line, not {} bytes", e.len());
     for w in want {

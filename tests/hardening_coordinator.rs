@@ -6,6 +6,9 @@
 
 mod support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::io::{Read, Write};
 use std::process::Command;
 use std::time::Duration;
@@ -27,7 +30,7 @@ fn authed<T>(msg: T) -> Request<T> {
 }
 
 fn stderr_lines(out: &std::process::Output) -> Vec<String> {
-    String::from_utf8_lossy(&out.stderr).lines().map(String::from).collect()
+    cli::stderr(out).lines().map(String::from).collect()
 }
 
 /// `GET path` with optional headers; the status line and the body.

@@ -4,12 +4,13 @@
 
 mod support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-use support::BIN;
 
 /// A process's start time (field 22 of /proc/PID/stat) and parent, or None when it is gone or a zombie.
 fn stat(pid: u32) -> Option<(u64, u32, String)> {
@@ -53,10 +54,9 @@ fn is_browser(comm: &str) -> bool {
 /// Starts `local` over gitlab's families under every condition and waits until its browsers run and it
 /// has done some of the sweep; returns the child and the browser processes seen then and since.
 fn start(out: &Path) -> (Child, BTreeMap<u32, (u64, String)>) {
-    let child = Command::new(BIN)
+    let child = cli::bin()
         .args(["local", "--workers", "2", "--sites", "gitlab", "--out"])
         .arg(out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -8,16 +8,16 @@
 
 mod support;
 
-use std::process::Command;
+#[path = "support/cli.rs"]
+mod cli;
 
 use serde_json::Value;
-use support::BIN;
 
 const FAMILY: usize = 15;
 
 /// The text the reference solution of gitlab.v1 task `FAMILY` fills into the `Bio` box, form-encoded.
 fn solution_bio() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/solutions/gitlab.v1.json");
+    let path = cli::data().join("solutions/gitlab.v1.json");
     let solutions: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("solutions")).expect("json");
     let fill = solutions[FAMILY]
         .as_array()
@@ -46,12 +46,11 @@ fn a_local_attempts_exported_trajectory_holds_the_solutions_post_with_cookies_re
     let families = dir.path().join("families.json");
     std::fs::write(&families, format!(r#"{{"sites": {{"gitlab": {{"families": [{FAMILY}]}}}}}}"#)).expect("write");
     let out = dir.path().join("out");
-    let run = Command::new(BIN)
+    let run = cli::bin()
         .args(["local", "--workers", "1", "--sites", "gitlab", "--conditions", "src", "--families"])
         .arg(&families)
         .arg("--out")
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run skillshift local");
     assert!(run.status.success(), "local failed: {}", String::from_utf8_lossy(&run.stderr));
@@ -116,12 +115,7 @@ fn a_network_trace_setting_other_than_on_off_or_bodies_stops_every_command_that_
         vec!["run", "skillshift.gitlab.v1.0", "--condition", "src"],
         vec!["tasks", "audit", "--sites", "gitlab"],
     ] {
-        let run = Command::new(BIN)
-            .args(&args)
-            .env("SKILLSHIFT_NETWORK_TRACE", "yes")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("run skillshift");
+        let run = cli::bin().args(&args).env("SKILLSHIFT_NETWORK_TRACE", "yes").output().expect("run skillshift");
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");

@@ -22,6 +22,11 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::root;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -40,10 +45,6 @@ const PER_SITE_VERSION: usize = 9;
 /// whose row actions say `Quick&nbsp;Edit` (a `\xa0` in a name).
 const EXTRA: &[(Site, &str)] =
     &[(Site::Wordpress, "/wp-admin/edit.php"), (Site::Wordpress, "/wp-admin/edit-comments.php")];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn oracle_python() -> Option<PathBuf> {
     oracle::venv_python("webarena-oracle", "SKILLSHIFT_ORACLE_DIR", "observation_parity", "WebArena's browser_env")

@@ -16,17 +16,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 #[path = "support/real_sites.rs"]
 mod real_sites;
-use real_sites::{curl, first_per_template, reset, root, sites_file, start_real_sites};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_skillshift"))
-}
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{bin, root};
+use real_sites::{curl, first_per_template, reset, sites_file, start_real_sites};
 
 /// Post 18's title as WordPress's REST API renders it.
 fn post_title(url: &str) -> String {

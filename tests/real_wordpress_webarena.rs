@@ -21,7 +21,12 @@ use serde_json::{json, Value};
 mod oracle;
 #[path = "support/real_sites.rs"]
 mod real_sites;
-use real_sites::{first_per_template, real_tasks, reset, root, sites_file, start_real_sites};
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::root;
+use real_sites::{first_per_template, real_tasks, reset, sites_file, start_real_sites};
 
 /// One real attempt: the task, how it ran, and the harness's verdict.
 struct Attempt {
@@ -38,7 +43,7 @@ struct Attempt {
 fn attempt(file: &Path, version: &'static str, task: u64, skills: &str, dir: &Path) -> Option<Attempt> {
     let condition = if version == "v1" { "src" } else { "tgt" };
     let trajectory = dir.join(format!("{version}-{task}-{}.json", skills.replace(['/', '.'], "_")));
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+    let out = cli::bin()
         .args(["run", &format!("skillshift.wordpress.{version}.{task}"), "--condition", condition])
         .args(["--reset-policy", "never", "--screenshots", "none", "--skills", skills])
         .arg("--sites")

@@ -6,10 +6,13 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
 
@@ -74,7 +77,7 @@ fn agent(dir: &Path, url: &str) -> String {
 
 fn run(args: &[&str]) -> (Output, Value) {
     let data = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+    let out = cli::bin()
         .arg("run")
         .args(args)
         .args(["--condition", "src", "--max-steps", "5"])

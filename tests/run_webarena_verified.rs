@@ -11,9 +11,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a failed unwrap is a failed test
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 use skillshift_common::{Site, Version};
@@ -108,7 +110,7 @@ fn run(dir: &Path, base: &str, id: u32, mode: &str, evaluator: &str) -> Attempt 
     let script = dir.join("agent.py");
     std::fs::write(&script, AGENT).unwrap();
     let trajectory = dir.join(format!("t{id}-{mode}-{evaluator}.json"));
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+    let out = cli::bin()
         .args(["run", &id.to_string(), "--tasks"])
         .arg(task_file(dir))
         .args(["--site", &format!("gitlab={base}"), "--condition", "src", "--max-steps", "12"])

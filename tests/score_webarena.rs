@@ -13,14 +13,15 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::root;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn configs() -> PathBuf {
     root().join("common/tests/data/webarena/configs.json")
@@ -70,7 +71,7 @@ fn score(
     url: Option<&str>,
     page: Option<&Path>,
 ) -> (Option<i32>, Value, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
+    let mut cmd = cli::bin();
     cmd.arg("score").arg(file).args(["--task", &task.to_string(), "--json"]);
     for (name, _, base) in SITES {
         cmd.args(["--site", &format!("{name}={base}")]);
@@ -256,13 +257,7 @@ fn input_that_cannot_be_scored_is_one_line_and_exit_2() {
         (configs(), 44, vec!["--evaluator", "lenient"], "unknown evaluator mode"),
         (configs(), 118, vec!["--page", "/no/such/page.html"], "page.html"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
-            .arg("score")
-            .arg(&file)
-            .args(["--task", &task.to_string()])
-            .args(&extra)
-            .output()
-            .unwrap();
+        let out = cli::bin().arg("score").arg(&file).args(["--task", &task.to_string()]).args(&extra).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{file:?} {task} {extra:?}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
@@ -277,7 +272,7 @@ fn strict_mode_fixes_gold_in_pred() {
     let longer = "http://gitlab.test:8023/dashboard/todos/extra";
     let (code, out, _) = score(&configs(), 44, None, Some(longer), None);
     assert_eq!((code, out["verdict"].as_str()), (Some(0), Some("pass")));
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+    let out = cli::bin()
         .args(["score"])
         .arg(configs())
         .args([

@@ -34,6 +34,11 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::root;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -56,10 +61,6 @@ const SITES: [(SiteKey, &str); 7] = [
     (SiteKey::Wikipedia, "http://localhost:8888"),
     (SiteKey::Homepage, "http://localhost:4399"),
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn bases() -> SiteBases {
     let mut b = SiteBases::default();
@@ -709,7 +710,7 @@ fn webarena_verified_scores_as_its_package_scores() {
             continue;
         }
         *n += 1;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
+        let mut cmd = cli::bin();
         cmd.arg("score").arg(&data).args([
             "--task",
             &c.task_id.to_string(),
@@ -781,7 +782,7 @@ fn score_refuses_bad_traces_and_missing_inputs_in_one_line() {
     let empty = dir.path().join("empty.har");
     std::fs::write(&empty, "{\"log\": {\"entries\": []}}").unwrap();
     let run = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+        let out = cli::bin()
             .arg("score")
             .arg(&tasks)
             .args(["--task", "44", "--evaluator", "webarena-verified"])
@@ -815,13 +816,7 @@ fn score_refuses_bad_traces_and_missing_inputs_in_one_line() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
     // --network belongs to webarena-verified only.
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
-        .arg("score")
-        .arg(&tasks)
-        .args(["--task", "44", "--network"])
-        .arg(&good)
-        .output()
-        .unwrap();
+    let out = cli::bin().arg("score").arg(&tasks).args(["--task", "44", "--network"]).arg(&good).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--evaluator webarena-verified"));
 }
@@ -1043,7 +1038,7 @@ fn record_attempts(dir: &Path) -> BTreeMap<(String, u32), (Value, String)> {
     let families_file = dir.join("families.json");
     std::fs::write(&families_file, families.to_string()).unwrap();
     let out = dir.join("recorded");
-    let run = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+    let run = cli::bin()
         .args(["local", "--workers", "1", "--conditions", "src", "--screenshots", "none", "--families"])
         .arg(&families_file)
         .arg("--out")
@@ -1189,7 +1184,7 @@ fn recorded_traces_score_as_the_package_scores() {
 
     // `skillshift score` reads an exported trajectory's network part as the HAR it is.
     for c in cases.iter().filter(|c| c.id.ends_with("/gold/gold-response")).take(3) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillshift"));
+        let mut cmd = cli::bin();
         cmd.arg("score").arg(&task_file).args([
             "--task",
             &c.task_id.to_string(),

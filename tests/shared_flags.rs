@@ -1,7 +1,8 @@
 //! The flags several commands share (`src/cmd/flags.rs`: the agent, the attempt's budget, the sweep) work
 //! in every command that takes them, the ones a command gained with the shared groups included: `local
 //! --provider --task-timeout --max-retries --profile`, `run --provider`, `calibrate --provider
-//! --temperature`. The built binary, as a user runs it; `local` with `--simulate`, so no browser.
+//! --temperature`; and `--seed` and `--data`, each declared once, keep every command's default. The built
+//! binary, as a user runs it; `local` with `--simulate`, so no browser.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -120,4 +121,46 @@ fn a_provider_the_endpoint_is_not_is_refused_by_local_run_and_calibrate() {
     let err = stderr(&o);
     assert!(err.contains("--temperature 0.5 differs from the anchor's temperature 0"), "{err}");
     assert!(err.contains("coordinator at http://127.0.0.1:9 is unreachable"), "{err}");
+}
+
+/// A flag's entry in a command's `--help`: its line and the lines of its wrapped help below it.
+fn help_entry(help: &str, flag: &str) -> Option<String> {
+    let mut lines = help.lines().skip_while(|l| !l.trim_start().starts_with(flag));
+    let first = lines.next()?;
+    let rest = lines.take_while(|l| l.starts_with(' ') && !l.trim_start().starts_with('-'));
+    Some(std::iter::once(first).chain(rest).map(str::trim).collect::<Vec<_>>().join(" "))
+}
+
+/// `--seed` and `--data` are declared once (`SeedArgs`, `DataArgs`), and every command that took them still
+/// does, with its default (and `tasks` with its environment variable) as before.
+#[test]
+fn every_command_keeps_its_seed_and_data_flags_with_their_defaults() {
+    let seed = ("--seed <SEED>", "[default: 0]");
+    let data = ("--data <DATA>", "[default: data]");
+    let cases: &[(&[&str], (&str, &str))] = &[
+        (&["local"], seed),
+        (&["local"], data),
+        (&["sweep", "start"], seed),
+        (&["sweep", "start"], data),
+        (&["run"], seed),
+        (&["run"], data),
+        (&["calibrate"], seed),
+        (&["calibrate"], data),
+        (&["tasks", "audit"], seed),
+        (&["tasks"], data),
+        (&["tasks", "audit"], data),
+        (&["tasks", "list"], data),
+        (&["worker"], data),
+    ];
+    for (command, (flag, default)) in cases {
+        let o = output(skillshift(command).arg("--help").env_remove("SKILLSHIFT_DATA"));
+        let help = cli::stdout(&o);
+        let command = command.join(" ");
+        assert_eq!(o.status.code(), Some(0), "skillshift {command} --help: {}", stderr(&o));
+        let entry = help_entry(&help, flag).unwrap_or_else(|| panic!("skillshift {command} takes no {flag}:\n{help}"));
+        assert!(entry.contains(default), "skillshift {command}: {flag} lost its {default}: {entry}");
+        if command.starts_with("tasks") && flag.starts_with("--data") {
+            assert!(entry.contains("[env: SKILLSHIFT_DATA=]"), "skillshift {command}: {entry}");
+        }
+    }
 }

@@ -17,10 +17,10 @@ mod support;
 use cli::{refused, skillshift as run};
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
-use support::{read_records, BIN};
+use support::read_records;
 
 fn families(dir: &Path) -> String {
     let path = dir.join("families.json");
@@ -35,9 +35,8 @@ fn local(dir: &Path, out: &str, extra: &[&str]) -> Output {
     let mut args = vec!["local", "--workers", "2", "--sites", "gitlab", "--conditions", "src,tgt"];
     args.extend(["--families", &fam, "--out", &out]);
     args.extend(extra);
-    Command::new(BIN)
+    cli::bin()
         .args(&args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("OPENAI_API_KEY", "sk-not-used")
         .env_remove("OPENAI_BASE_URL")
         .output()
@@ -113,9 +112,8 @@ fn an_anchor_of_simulated_or_non_reference_records_is_refused_and_grading_refuse
         let mut args = vec!["local", "--workers", "2", "--simulate", "5", "--skills", "none", "--agent", agent];
         args.extend(cal);
         args.extend([all, "--out", &out]);
-        let o = Command::new(BIN)
+        let o = cli::bin()
             .args(&args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env("OPENAI_API_KEY", "sk-not-used")
             .env_remove("OPENAI_BASE_URL")
             .output()

@@ -12,21 +12,18 @@
 
 mod support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{bin, data};
+
 use support::copy_dir;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_skillshift"))
-}
-
-fn data() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))
-}
 
 fn tasks(site: &str, version: &str) -> Vec<Value> {
     let path = data().join(format!("tasks/{site}.{version}.json"));

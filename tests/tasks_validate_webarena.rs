@@ -4,20 +4,17 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 fn configs() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/common/tests/data/webarena/configs.json"))
+    cli::root().join("common/tests/data/webarena/configs.json")
 }
 
 fn validate(files: &[&std::path::Path]) -> (Option<i32>, serde_json::Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skillshift"))
-        .args(["tasks", "validate"])
-        .args(files)
-        .arg("--json")
-        .output()
-        .unwrap();
+    let out = cli::bin().args(["tasks", "validate"]).args(files).arg("--json").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let json = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
     (out.status.code(), json, String::from_utf8_lossy(&out.stderr).to_string())

@@ -18,6 +18,8 @@
 
 #![allow(clippy::unwrap_used)] // a test that cannot set itself up should panic
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "support/otlp.rs"]
 mod otlp;
 #[path = "support/tracing_sandbox.rs"]
@@ -229,9 +231,8 @@ async fn run_prints_a_record_with_the_trace_id_the_receiver_got() {
     let receiver = otlp::OtlpReceiver::start().await;
     let endpoint = receiver.endpoint();
     let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(sandbox::bin())
+        cli::bin()
             .args(["run", "skillshift.gitlab.v1.0", "--condition", "src", "--otlp-endpoint", &endpoint])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .output()
             .unwrap()

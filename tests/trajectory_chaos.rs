@@ -15,14 +15,18 @@ use serde_json::Value;
 use skillshift_common::{Site, Version};
 
 mod support;
-use support::{Sandbox, BIN};
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use support::Sandbox;
 
 /// Starts a worker of real browsers on the embedded sites (its outbox and name fixed, so a
 /// restart is the same worker); returns its index in the sandbox.
 fn add_browser_worker(sb: &mut Sandbox) -> usize {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let data = cli::data();
     let i = sb.workers.len();
-    let mut cmd = Command::new(BIN);
+    let mut cmd = cli::bin();
     cmd.args(["worker", "--coordinator", &sb.url(), "--embedded-sites", "--name", "browser-worker"])
         .arg("--outbox")
         .arg(sb.path("outbox-browser"))

@@ -6,11 +6,14 @@
 
 mod support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
-use support::{read_records, units, BIN};
+use support::{read_records, units};
 
 fn families(dir: &Path) -> String {
     let path = dir.join("families.json");
@@ -27,7 +30,7 @@ fn local(dir: &Path, out: &str, extra: &[&str]) -> Output {
     let out = out.display().to_string();
     args.push(&out);
     args.extend(extra);
-    Command::new(BIN).args(&args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("run skillshift local")
+    cli::bin().args(&args).output().expect("run skillshift local")
 }
 
 fn ok(o: &Output) -> String {
@@ -43,7 +46,7 @@ fn compare(base: &Path, cand: &Path, bt: &str, ct: &str, json: bool) -> Output {
     if json {
         args.extend(["--format", "json"]);
     }
-    Command::new(BIN).args(&args).output().expect("run skillshift compare")
+    cli::bin().args(&args).output().expect("run skillshift compare")
 }
 
 fn compare_json(base: &Path, cand: &Path, bt: &str, ct: &str) -> Value {

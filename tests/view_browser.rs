@@ -5,9 +5,12 @@
 //! failure category, the screenshot, and saves the page as `docs/viewer.png`
 //! for the README.
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -55,14 +58,12 @@ async fn a_small_local_run_seen_in_the_viewer_down_to_its_failing_tgt_exec_attem
     let families = tmp.path().join("small.json");
     std::fs::write(&families, r#"{"sites": {"gitlab": {"families": [3]}}}"#).expect("families");
     let out = tmp.path().join("run");
-    let bin = env!("CARGO_BIN_EXE_skillshift");
-    let root = env!("CARGO_MANIFEST_DIR");
-    let local = Command::new(bin)
+    let root = cli::root();
+    let local = cli::bin()
         .args(["local", "--workers", "1", "--sites", "gitlab", "--conditions", "src,tgt-exec", "--families"])
         .arg(&families)
         .arg("--out")
         .arg(&out)
-        .current_dir(root)
         .output()
         .expect("run local");
     assert!(local.status.success(), "local failed: {}", String::from_utf8_lossy(&local.stderr));
@@ -78,7 +79,7 @@ async fn a_small_local_run_seen_in_the_viewer_down_to_its_failing_tgt_exec_attem
     let steps = failing["steps"].as_u64().expect("steps");
     assert!(failing["trajectory"].as_str().is_some_and(|t| out.join(t).is_file()), "{failing}");
 
-    let mut child = Command::new(bin)
+    let mut child = cli::bin()
         .arg("view")
         .arg(&out)
         .args(["--listen", "127.0.0.1:0"])
@@ -159,7 +160,7 @@ async fn a_small_local_run_seen_in_the_viewer_down_to_its_failing_tgt_exec_attem
     )
     .await;
     assert_eq!(overflow, r#"{"page":0,"sides":[0,0]}"#, "pixels past the right edge");
-    std::fs::write(Path::new(root).join("docs/viewer.png"), &page).expect("write docs/viewer.png");
+    std::fs::write(root.join("docs/viewer.png"), &page).expect("write docs/viewer.png");
     s.close().await;
     driver.shutdown().await;
 }

@@ -2,14 +2,15 @@
 //! the built binary on a small export directory, checking the first stdout
 //! line, the served JSON, the exit codes and the one error line.
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::skillshift;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-
-fn skillshift(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_skillshift")).args(args).output().expect("run skillshift")
-}
 
 /// A records file: one success on gitlab src, two tgt-exec failures (a skill
 /// failure and a wrong URL, naming trajectories) and a worker-lost error.
@@ -27,7 +28,7 @@ fn write_records(dir: &Path) {
 fn view_prints_its_url_first_and_serves_the_export() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_records(dir.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skillshift"))
+    let mut child = cli::bin()
         .args(["view", dir.path().to_str().expect("utf8"), "--listen", "127.0.0.1:0", "--token", "tok"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -18,7 +18,7 @@ use skillshift_analysis::calibration::{check_threshold, load_anchor, load_set, C
 use skillshift_common::ids::{Condition, Site};
 use skillshift_experiment::calibration::{self, AnchorInput, CalibrationRun};
 
-use super::flags::{help, AgentArgs, AttemptArgs, RetryArgs};
+use super::flags::{help, AgentArgs, AttemptArgs, DataArgs, RetryArgs, SeedArgs};
 
 const DEFAULT_REFERENCE: &str = "data/reference_results/reference-react.json";
 const DEFAULT_SUBSET: &str = "data/calibration_set.json";
@@ -36,6 +36,8 @@ const DEFAULT_SUBSET: &str = "data/calibration_set.json";
     // No default: the anchor's budget is the run's, and one given must equal it.
     mut_arg("max_steps", |a| a.default_value(None::<&'static str>).help("The step budget; must equal the anchor's max_steps")),
     mut_arg("task_timeout", help("Wall-clock ceiling of one calibration attempt, in seconds")),
+    mut_arg("seed", help("Sweep seed of the calibration run")),
+    mut_arg("data", help("Data directory (tasks/, perturbations/, DIGESTS.json) for the calibration sweep's contract")),
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -68,14 +70,12 @@ pub struct Args {
     /// The calibration subset.
     #[arg(long, default_value = DEFAULT_SUBSET)]
     pub subset: PathBuf,
-    /// Sweep seed of the calibration run.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     #[command(flatten)]
     pub retry: RetryArgs,
-    /// Data directory (tasks/, perturbations/, DIGESTS.json) for the calibration sweep's contract.
-    #[arg(long, default_value = "data")]
-    pub data: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
     /// A demo: grade made-up records (a --simulate run, or an anchor made from one) and mark the output
     /// SIMULATED; without --records the calibration sweep is submitted for --simulate workers.
     #[arg(long)]
@@ -166,10 +166,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 model: args.agent.model.clone(),
                 provider: args.agent.provider.clone(),
                 temperature: args.agent.temperature,
-                seed: args.seed,
+                seed: args.seed.seed,
                 task_timeout_s: args.attempt.task_timeout,
                 max_retries: args.retry.max_retries,
-                data: args.data.clone(),
+                data: args.data.data.clone(),
                 out: args.out.clone(),
                 conn: args.conn.settings(),
                 simulated: args.allow_simulated,

@@ -1,14 +1,16 @@
 //! The flags several commands share, each declared once (ripgrep's way): clap argument groups that
-//! `local`, `sweep start`, `run`, `calibrate` and `tasks audit` flatten, and the one place each group
+//! `local`, `sweep start`, `run`, `calibrate`, `tasks` and `worker` flatten, and the one place each group
 //! turns into the libraries' settings.
 //!
 //! - [`AgentArgs`]: which agent runs and how it calls its model (`--agent`, `--model`, `--provider`,
 //!   `--temperature`).
 //! - [`AttemptArgs`]: the budget of one attempt (`--max-steps`, `--task-timeout`).
 //! - [`RetryArgs`]: how often a sweep runs an errored unit again (`--max-retries`).
-//! - [`SweepArgs`]: what a sweep plans (sites, conditions, treatments, counts, retries, profile, data), with the
-//!   two groups above; `local` and `sweep start` both submit one, so both read it through
-//!   [`SweepArgs::settings`].
+//! - [`SeedArgs`]: the sweep seed the perturbations derive theirs from (`--seed`; `local`, `sweep start`, `run`,
+//!   `calibrate`, `tasks audit`).
+//! - [`DataArgs`]: the data directory (`--data`; `local`, `sweep start`, `run`, `calibrate`, `tasks`, `worker`).
+//! - [`SweepArgs`]: what a sweep plans (sites, conditions, treatments, counts, profile, evaluator), with the
+//!   groups above; `local` and `sweep start` both submit one, so both read it through [`SweepArgs::settings`].
 //!
 //! A command that words a shared flag for its own context (a singular "the attempt", another default) says so
 //! with clap's `mut_arg` and [`help`] beside its own flags; the flag's name, type and parser stay here.
@@ -21,6 +23,12 @@ use skillshift_experiment::settings::{Skills, SweepSettings};
 
 /// The step budget when a command gives none: `--max-steps`'s default.
 pub const DEFAULT_MAX_STEPS: u32 = 10;
+
+/// `--seed`'s default.
+pub const DEFAULT_SEED: u64 = 0;
+
+/// `--data`'s default: the shipped data directory, relative to where the command runs.
+pub const DEFAULT_DATA: &str = "data";
 
 /// `mut_arg`'s edit that rewords a shared flag's help line for one command.
 pub fn help(text: &'static str) -> impl FnOnce(clap::Arg) -> clap::Arg {
@@ -71,6 +79,22 @@ pub struct RetryArgs {
     pub max_retries: u32,
 }
 
+/// The sweep seed.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SeedArgs {
+    /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+/// The data directory.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DataArgs {
+    /// Data directory (tasks/, skills/, DIGESTS.json).
+    #[arg(long, default_value = DEFAULT_DATA)]
+    pub data: PathBuf,
+}
+
 /// What a sweep runs: the flags `local` and `sweep start` share.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SweepArgs {
@@ -103,18 +127,16 @@ pub struct SweepArgs {
     pub attempt: AttemptArgs,
     #[command(flatten)]
     pub retry: RetryArgs,
-    /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Stop when the sweep's LLM cost reaches this many USD.
     #[arg(long)]
     pub cost_budget: Option<f64>,
     /// Perturbation profile (default data/perturbations/default.json when present).
     #[arg(long)]
     pub profile: Option<PathBuf>,
-    /// Data directory (tasks/, skills/, DIGESTS.json).
-    #[arg(long, default_value = "data")]
-    pub data: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
     /// Scoring rules: webarena (WebArena's own), strict (its plain bugs fixed) or webarena-verified
     /// (WebArena-Verified's evaluators for its tasks, WebArena's for the rest); a frozen contract field.
     #[arg(long, default_value = "webarena", value_name = "webarena|strict|webarena-verified")]
@@ -140,10 +162,10 @@ impl SweepArgs {
             max_steps: self.attempt.max_steps(),
             task_timeout_s: self.attempt.task_timeout,
             max_retries: self.retry.max_retries,
-            seed: self.seed,
+            seed: self.seed.seed,
             cost_budget_usd: self.cost_budget,
             profile: self.profile.clone(),
-            data: self.data.clone(),
+            data: self.data.data.clone(),
             reuse_baseline: self.reuse_baseline.clone(),
             simulated,
         };

@@ -20,7 +20,7 @@ use skillshift_experiment::webarena::WebArenaTask;
 use skillshift_worker::attempt::Event;
 use skillshift_worker::sites::ResetPolicy;
 
-use super::flags::{help, AgentArgs, AttemptArgs};
+use super::flags::{help, AgentArgs, AttemptArgs, DataArgs, SeedArgs};
 
 #[derive(clap::Args)]
 #[command(
@@ -38,7 +38,11 @@ use super::flags::{help, AgentArgs, AttemptArgs};
         help("Sampling temperature of the reference agent (default 0), as `sweep start --temperature`")
     ),
     mut_arg("max_steps", help("The step budget of the attempt")),
-    mut_arg("task_timeout", help("Wall-clock ceiling of the attempt, in seconds"))
+    mut_arg("task_timeout", help("Wall-clock ceiling of the attempt, in seconds")),
+    mut_arg(
+        "data",
+        help("Data directory with tasks/ and skills/; when its task file is missing the fixture sites' generated tasks are used")
+    )
 )]
 pub struct Args {
     /// The task uid, e.g. skillshift.gitlab.v1.3 (v1 for src*, v2 for tgt*); with --tasks, a task_id of that file.
@@ -60,18 +64,16 @@ pub struct Args {
     pub agent: AgentArgs,
     #[command(flatten)]
     pub attempt: AttemptArgs,
-    /// Sweep seed; perturbations derive theirs from (seed, family, condition, rep).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// The repetition index, which seeds the perturbations with the rest.
     #[arg(long, default_value_t = 0)]
     pub rep: u32,
     /// Skill library (docs/formats.md#skills); default DATA/skills/example.json. `none` runs without skills.
     #[arg(long)]
     pub skills: Option<String>,
-    /// Data directory with tasks/ and skills/; when its task file is missing the fixture sites' generated tasks are used.
-    #[arg(long, default_value = "data")]
-    pub data: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
     /// Perturbation profile; default the built-in data/perturbations/default.json.
     #[arg(long)]
     pub profile: Option<PathBuf>,
@@ -136,10 +138,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         temperature: args.agent.temperature,
         max_steps: args.attempt.max_steps(),
         task_timeout_s: args.attempt.task_timeout,
-        seed: args.seed,
+        seed: args.seed.seed,
         rep: args.rep,
         skills: Skills::from_flag(args.skills.as_deref()),
-        data: args.data.clone(),
+        data: args.data.data.clone(),
         profile: args.profile.clone(),
         sites: args.sites.clone(),
         reset_policy,

@@ -9,13 +9,16 @@ use skillshift_common::skills::Step;
 use skillshift_common::task::{load_task_file, task_file_path, Task};
 use skillshift_common::{Condition, Site, Uid, Version};
 
-use super::flags::{help, AttemptArgs};
+use super::flags::{help, AttemptArgs, DataArgs, SeedArgs};
 
 #[derive(clap::Args)]
+#[command(mut_arg("data", |a| a
+    .global(true)
+    .env("SKILLSHIFT_DATA")
+    .help("The data directory (task files, solutions, skills, digests)")))]
 pub struct Args {
-    /// The data directory (task files, solutions, skills, digests).
-    #[arg(long, global = true, env = "SKILLSHIFT_DATA", default_value = "data")]
-    data: PathBuf,
+    #[command(flatten)]
+    data: DataArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -64,6 +67,7 @@ enum Command {
 #[command(
     mut_arg("max_steps", help("The step budget of each attempt")),
     mut_arg("task_timeout", |a| a.default_value("120").help("The wall-clock ceiling of each attempt, in seconds")),
+    mut_arg("seed", help("The seed the perturbed conditions derive theirs from (a sweep's `--seed`)")),
 )]
 struct AuditArgs {
     /// Only these sites (default: all three).
@@ -88,9 +92,8 @@ struct AuditArgs {
     repeat: u32,
     #[command(flatten)]
     attempt: AttemptArgs,
-    /// The seed the perturbed conditions derive theirs from (a sweep's `--seed`).
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    #[command(flatten)]
+    seed: SeedArgs,
     /// Print the report as JSON (docs/formats.md#the-task-audit).
     #[arg(long)]
     json: bool,
@@ -101,13 +104,14 @@ struct AuditArgs {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let data = args.data.data;
     match args.command {
-        Command::Generate { out } => generate(out.unwrap_or(args.data)),
+        Command::Generate { out } => generate(out.unwrap_or(data)),
         Command::Validate { files, json, .. } if !files.is_empty() => validate_files(&files, json),
-        Command::Validate { sites, .. } => validate(&args.data, sites),
-        Command::List { site, version } => list(&args.data, site, version),
-        Command::Show { uid } => show(&args.data, uid),
-        Command::Audit(a) => audit(args.data, a),
+        Command::Validate { sites, .. } => validate(&data, sites),
+        Command::List { site, version } => list(&data, site, version),
+        Command::Show { uid } => show(&data, uid),
+        Command::Audit(a) => audit(data, a),
     }
 }
 
@@ -127,7 +131,7 @@ fn audit(data: PathBuf, a: AuditArgs) -> anyhow::Result<ExitCode> {
     s.repeat = a.repeat;
     s.max_steps = a.attempt.max_steps();
     s.task_timeout_s = a.attempt.task_timeout;
-    s.seed = a.seed;
+    s.seed = a.seed.seed;
     s.real_sites = a.real_sites;
     let report = audit::run(&s)?;
     if report.measured_nothing() {

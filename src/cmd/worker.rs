@@ -15,8 +15,10 @@ use skillshift_worker::remote::{self, RemoteConfig};
 use skillshift_worker::sites::ResetPolicy;
 
 use super::conn::Connection;
+use super::flags::{help, DataArgs};
 
 #[derive(clap::Args)]
+#[command(mut_arg("data", help("Data directory with tasks/ (fixture tasks are generated when missing)")))]
 pub struct Args {
     #[command(flatten)]
     pub conn: Connection,
@@ -46,9 +48,8 @@ pub struct Args {
     /// Where records wait until the coordinator acknowledges them (default .skillshift/outbox/NAME).
     #[arg(long)]
     pub outbox: Option<PathBuf>,
-    /// Data directory with tasks/ (fixture tasks are generated when missing).
-    #[arg(long, default_value = "data")]
-    pub data: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
     /// On shutdown, seconds to let running attempts finish before cancelling them.
     #[arg(long, default_value_t = 60)]
     pub drain_timeout: u64,
@@ -86,7 +87,7 @@ impl Args {
             runs,
             slots: self.slots,
             browser_reuse: self.browser_reuse,
-            data: self.data.clone(),
+            data: self.data.data.clone(),
             screenshots,
         })
     }

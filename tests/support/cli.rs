@@ -46,9 +46,14 @@ pub fn s(p: &Path) -> &str {
 
 /// Exit 2 with one line on stderr (docs/cli.md#exit-codes); returns it.
 pub fn refused(o: &Output) -> String {
+    refused_in(o, "skillshift")
+}
+
+/// [`refused`] for the case `what`, which its failures name.
+pub fn refused_in(o: &Output, what: &str) -> String {
     let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stdout:\n{}\nstderr:\n{err}", stdout(o));
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert_eq!(o.status.code(), Some(2), "{what}: stdout:\n{}\nstderr:\n{err}", stdout(o));
+    assert_eq!(err.trim().lines().count(), 1, "{what}: one line: {err}");
     err
 }
 

@@ -1,5 +1,6 @@
 //! The real WordPress instances of `bash scripts/real-sites.sh wordpress` (docs/real-sites.md), for the
-//! tests that run the harness on them: started (or found running), their sites file read, reset.
+//! tests that run the harness on them: started (or found running), their sites file read, reset. Include it
+//! beside `#[path = "support/cli.rs"] mod cli;`, whose repository root it reads from.
 
 #![allow(dead_code)]
 
@@ -8,9 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use super::cli::root;
 
 /// Starts (or finds running) both instances; the sites file's path.
 pub fn start_real_sites() -> PathBuf {
