@@ -53,6 +53,19 @@ def stat_of(path):
     return name, (int(rest[11]) + int(rest[12])) / HZ, rest[19]
 
 
+def remember(seen, key, pid, cpu, before, label):
+    """Records `cpu` as the last sample of `key`, labelled from its process's command line when first seen."""
+    if key not in seen:
+        try:
+            with open(f"/proc/{pid}/cmdline") as f:
+                cmd = f.read()
+        except OSError:
+            return
+        # A process started after the command began counts from 0; one already running, from now.
+        seen[key] = [label(cmd), cpu if before else 0.0, cpu]
+    seen[key][2] = cpu
+
+
 def sample(seen, before=False, threads=False):
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -61,24 +74,10 @@ def sample(seen, before=False, threads=False):
             sample_threads(seen, pid, before)
             continue
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-            # Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-            rest = stat[stat.rindex(")") + 2:].split()
-            cpu = (int(rest[11]) + int(rest[12])) / HZ
-            start = rest[19]
+            _, cpu, start = stat_of(f"/proc/{pid}/stat")
         except (OSError, ValueError, IndexError):
             continue
-        key = (pid, start)
-        if key not in seen:
-            try:
-                with open(f"/proc/{pid}/cmdline") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            # A process started after the command began counts from 0; one already running, from now.
-            seen[key] = [kind(cmd), cpu if before else 0.0, cpu]
-        seen[key][2] = cpu
+        remember(seen, (pid, start), pid, cpu, before, kind)
 
 
 def sample_threads(seen, pid, before):
@@ -91,16 +90,7 @@ def sample_threads(seen, pid, before):
             name, cpu, start = stat_of(f"/proc/{pid}/task/{tid}/stat")
         except (OSError, ValueError, IndexError):
             continue
-        key = (pid, tid, start)
-        if key not in seen:
-            try:
-                with open(f"/proc/{pid}/cmdline") as f:
-                    cmd = f.read()
-            except OSError:
-                continue
-            label = f"{kind(cmd)} / {name.rstrip('0123456789')}"
-            seen[key] = [label, cpu if before else 0.0, cpu]
-        seen[key][2] = cpu
+        remember(seen, (pid, tid, start), pid, cpu, before, lambda cmd: f"{kind(cmd)} / {name.rstrip('0123456789')}")
 
 
 def main():
