@@ -136,6 +136,28 @@ pub struct Record {
     pub trajectory: Option<String>,
 }
 
+/// A record that names another attempt than the one it was sent for: the field that differs, what
+/// the record says and what its attempt's spec says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Mismatch {
+    #[error("uid '{found}' is not the unit's '{expected}'")]
+    Uid { found: Uid, expected: Uid },
+    #[error("site '{found}' is not the unit's '{expected}'")]
+    Site { found: Site, expected: Site },
+    #[error("condition '{found}' is not the unit's '{expected}'")]
+    Condition { found: Condition, expected: Condition },
+    #[error("rep {found} is not the unit's {expected}")]
+    Rep { found: u32, expected: u32 },
+    #[error("attempt {found} is not the assignment's {expected}")]
+    Attempt { found: u32, expected: u32 },
+    #[error("treatment '{found}' is not the unit's '{expected}'")]
+    Treatment { found: String, expected: String },
+    #[error("sweep '{found}' is not the assignment's '{expected}'")]
+    Sweep { found: String, expected: String },
+    #[error("config_digest '{found}' is not the sweep's '{expected}'")]
+    ConfigDigest { found: String, expected: String },
+}
+
 impl Record {
     /// A record with the seven required fields and nothing else.
     pub fn new(uid: Uid, condition: Condition) -> Self {
@@ -187,31 +209,37 @@ impl Record {
     }
 
     /// The first identity field that differs from what `spec` stamps, with the
-    /// value found; `None` when the record is the spec's attempt.
-    pub fn identity_mismatch(&self, spec: &AttemptSpec) -> Option<(&'static str, String)> {
+    /// value found and the one expected; `None` when the record is the spec's attempt.
+    pub fn identity_mismatch(&self, spec: &AttemptSpec) -> Option<Mismatch> {
         if self.uid != spec.uid {
-            return Some(("uid", self.uid.to_string()));
+            return Some(Mismatch::Uid { found: self.uid, expected: spec.uid });
         }
         if self.site != spec.uid.site {
-            return Some(("site", self.site.to_string()));
+            return Some(Mismatch::Site { found: self.site, expected: spec.uid.site });
         }
         if self.condition != spec.condition {
-            return Some(("condition", self.condition.to_string()));
+            return Some(Mismatch::Condition { found: self.condition, expected: spec.condition });
         }
         if self.treatment.as_deref() != Some(spec.treatment.as_str()) {
-            return Some(("treatment", self.treatment.clone().unwrap_or_default()));
+            return Some(Mismatch::Treatment { found: self.treatment().to_string(), expected: spec.treatment.clone() });
         }
         if self.rep != Some(spec.rep) {
-            return Some(("rep", format!("{:?}", self.rep)));
+            return Some(Mismatch::Rep { found: self.rep(), expected: spec.rep });
         }
         if self.attempt != Some(spec.attempt) {
-            return Some(("attempt", format!("{:?}", self.attempt)));
+            return Some(Mismatch::Attempt { found: self.attempt(), expected: spec.attempt });
         }
         if self.sweep.as_deref() != Some(spec.sweep.as_str()) {
-            return Some(("sweep", self.sweep.clone().unwrap_or_default()));
+            return Some(Mismatch::Sweep {
+                found: self.sweep.clone().unwrap_or_default(),
+                expected: spec.sweep.clone(),
+            });
         }
         if self.config_digest != spec.config_digest {
-            return Some(("config_digest", self.config_digest.clone().unwrap_or_default()));
+            return Some(Mismatch::ConfigDigest {
+                found: self.config_digest.clone().unwrap_or_default(),
+                expected: spec.config_digest.clone().unwrap_or_default(),
+            });
         }
         None
     }

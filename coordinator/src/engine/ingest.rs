@@ -50,8 +50,9 @@
 use std::sync::Arc;
 
 use skillshift_common::ids::{AttemptKey, SweepId};
+pub use skillshift_common::record::Mismatch;
 use skillshift_common::trajectory::Key;
-use skillshift_common::{failure, AttemptSpec, Condition, Outcome, Record, Site, Uid};
+use skillshift_common::{failure, AttemptSpec, Condition, Outcome, Record, Uid};
 use skillshift_telemetry::context as trace_context;
 
 use super::units::Slot;
@@ -72,31 +73,6 @@ pub fn blob_id(sha256_hex: &str) -> u64 {
 
 /// The id of a trajectory stored before blobs had their digest kept: any re-upload of it is the same.
 pub(super) const UNKNOWN_BLOB: u64 = 0;
-
-/// A record that names another attempt than the one it was sent for: the field that differs, what
-/// the record says and what its attempt's spec says.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Mismatch {
-    #[error("uid '{found}' is not the unit's '{expected}'")]
-    Uid { found: Uid, expected: Uid },
-    #[error("site '{found}' is not the unit's '{expected}'")]
-    Site { found: Site, expected: Site },
-    #[error("condition '{found}' is not the unit's '{expected}'")]
-    Condition { found: Condition, expected: Condition },
-    #[error("rep {found} is not the unit's {expected}")]
-    Rep { found: u32, expected: u32 },
-    #[error("attempt {found} is not the assignment's {expected}")]
-    Attempt { found: u32, expected: u32 },
-    #[error("treatment '{found}' is not the unit's '{expected}'")]
-    Treatment { found: String, expected: String },
-    #[error("sweep '{found}' is not the assignment's '{expected}'")]
-    Sweep { found: String, expected: String },
-    #[error("config_digest '{found}' is not the sweep's '{expected}'")]
-    ConfigDigest { found: String, expected: String },
-    /// A field [`Record::identity_mismatch`] names that this list does not know.
-    #[error("{0} is not the assignment's")]
-    Other(&'static str),
-}
 
 /// Why a worker's record, trajectory or upload for an attempt is refused; the text is the reason its
 /// `reject` (or `trajectory_reject`) carries.
@@ -139,21 +115,7 @@ fn check_identity(rec: &mut Record, spec: &AttemptSpec) -> Result<(), Mismatch> 
     if rec.config_digest.is_none() {
         rec.config_digest = spec.config_digest.clone();
     }
-    let Some((field, _)) = rec.identity_mismatch(spec) else { return Ok(()) };
-    Err(match field {
-        "uid" => Mismatch::Uid { found: rec.uid, expected: spec.uid },
-        "site" => Mismatch::Site { found: rec.site, expected: spec.uid.site },
-        "condition" => Mismatch::Condition { found: rec.condition, expected: spec.condition },
-        "rep" => Mismatch::Rep { found: rec.rep(), expected: spec.rep },
-        "attempt" => Mismatch::Attempt { found: rec.attempt(), expected: spec.attempt },
-        "treatment" => Mismatch::Treatment { found: rec.treatment().to_string(), expected: spec.treatment.clone() },
-        "sweep" => Mismatch::Sweep { found: rec.sweep.clone().unwrap_or_default(), expected: spec.sweep.clone() },
-        "config_digest" => Mismatch::ConfigDigest {
-            found: rec.config_digest.clone().unwrap_or_default(),
-            expected: spec.config_digest.clone().unwrap_or_default(),
-        },
-        other => Mismatch::Other(other),
-    })
+    rec.identity_mismatch(spec).map_or(Ok(()), Err)
 }
 
 impl Engine {
@@ -470,7 +432,6 @@ mod tests {
                 "sweep 'sw-1' stores 90 bytes of trajectories; 20 more would pass its quota of 100 bytes \
                  (--max-trajectory-bytes-per-sweep)",
             ),
-            (Mismatch::Other("seed").into(), "seed is not the assignment's"),
         ];
         for (error, text) in cases {
             assert_eq!(error.to_string(), text);
