@@ -2,9 +2,10 @@
 # Where a sweep's time goes, phase by phase, beside each phase's floor (docs/performance.md, "phase table"): runs
 # `skillshift local` (the full fixture grid by default) with every closed span logged (SKILLSHIFT_SPAN_LOG), then
 # `skillshift bench floors` (each phase's work done bare on the same machine), then prints the table
-# (scripts/bench/phases.py). The load average is sampled every 10 s during the sweep and printed with the table.
+# (scripts/bench/phases.py). The load average is sampled every 10 s during the sweep and printed with the table;
+# the sweep's machine CPU (scripts/bench/cpu.sh) is set beside the grid's CPU floor.
 #
-#   bash scripts/bench/phases.sh [--bin PATH] [--out DIR] [--no-floors] [-- LOCAL_ARGS...]
+#   bash scripts/bench/phases.sh [--bin PATH] [--out DIR] [--no-floors] [--floor-rounds N] [-- LOCAL_ARGS...]
 #
 # LOCAL_ARGS go to `skillshift local`, e.g. `-- --families data/calibration_set.json` or `-- --slots 2`; the slot
 # count for the shares is read from them (--workers, default 2, times --slots, default 1). Needs a release build
@@ -12,12 +13,13 @@
 # floors.json, load.txt and table.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BIN=target/release/skillshift; OUT=target/phases; FLOORS=1
+BIN=target/release/skillshift; OUT=target/phases; FLOORS=1; ROUNDS=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN=$2; shift ;;
     --out) OUT=$2; shift ;;
     --no-floors) FLOORS=0 ;;
+    --floor-rounds) ROUNDS=$2; shift ;;
     --) shift; break ;;
     *) echo "phases.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -39,7 +41,8 @@ mkdir -p "$OUT"
 sampler=$!
 trap 'kill "$sampler" 2>/dev/null || true' EXIT
 status=0
-SKILLSHIFT_SPAN_LOG="$OUT/spans.jsonl" "$BIN" local --out "$OUT/run" "$@" >"$OUT/stdout" 2>"$OUT/stderr" || status=$?
+SKILLSHIFT_SPAN_LOG="$OUT/spans.jsonl" bash scripts/bench/cpu.sh -- "$BIN" local --out "$OUT/run" "$@" \
+  >"$OUT/stdout" 2>"$OUT/stderr" || status=$?
 kill "$sampler" 2>/dev/null || true
 if [ "$status" -ne 0 ]; then
   echo "phases.sh: skillshift local failed (exit $status); see $OUT/stderr" >&2
@@ -49,9 +52,11 @@ wall=$(sed -n 's/^done in \([0-9.]*\) s.*/\1/p' "$OUT/stderr" | tail -1)
 [ -n "$wall" ] || { echo "phases.sh: no 'done in' line in $OUT/stderr" >&2; exit 1; }
 floors=()
 if [ "$FLOORS" = 1 ]; then
-  "$BIN" bench floors --json >"$OUT/floors.json"
+  "$BIN" bench floors --rounds "$ROUNDS" --json >"$OUT/floors.json"
   floors=(--floors "$OUT/floors.json")
 fi
+cpu=$(sed -n 's/^cpu.sh: .*; user \([0-9.]*\), system \([0-9.]*\),.*/\1 \2/p' "$OUT/stderr" | tail -1)
+[ -z "$cpu" ] || floors+=(--cpu "$(echo "$cpu" | awk '{print $1 + $2}')")
 python3 scripts/bench/phases.py "$OUT/spans.jsonl" --slots $((workers * slots)) --wall "$wall" "${floors[@]}" \
   | tee "$OUT/table.md"
 python3 - "$OUT/load.txt" <<'EOF' | tee -a "$OUT/table.md"

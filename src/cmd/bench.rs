@@ -108,18 +108,21 @@ fn floors(args: FloorsArgs) -> anyhow::Result<ExitCode> {
         return super::write_stdout(&format!("{json}\n"));
     }
     let mut s = format!(
-        "{} rounds over {} pages\n\n| floor | what | n | p50 ms | p90 ms |\n| --- | --- | ---: | ---: | ---: |\n",
+        "{} rounds over {} pages; machine CPU per operation, less {} idle cores\n\n\
+         | floor | what | n | p50 ms | p90 ms | CPU ms |\n| --- | --- | ---: | ---: | ---: | ---: |\n",
         result.rounds,
-        result.pages.len()
+        result.pages.len(),
+        result.idle_cores.map_or("unmeasured".to_string(), |c| format!("{c:.3}")),
     );
     if let Some(rows) = json["floors"].as_object() {
         for (key, v) in rows {
             s.push_str(&format!(
-                "| {key} | {} | {} | {:.1} | {:.1} |\n",
+                "| {key} | {} | {} | {:.1} | {:.1} | {} |\n",
                 v["what"].as_str().unwrap_or(""),
                 v["n"],
                 v["p50"].as_f64().unwrap_or(0.0),
-                v["p90"].as_f64().unwrap_or(0.0)
+                v["p90"].as_f64().unwrap_or(0.0),
+                v["cpu_ms"].as_f64().map_or(String::new(), |c| format!("{c:.1}")),
             ));
         }
     }

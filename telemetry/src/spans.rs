@@ -15,8 +15,8 @@
 //!    │  ├─ chat {model}   the LLM call (GenAI conventions, see `genai`)
 //!    │  ├─ screenshot     beside
 //!    │  └─ act       or `skill` (skill, result, reason) with its own steps, each `locate` (role,
-//!    │               looks) then its input, and `settle` (settled, probes, events) after an input or
-//!    │               a navigation
+//!    │               looks) then its input, and `settle` (settled, navigated, probes, events) after an
+//!    │               input or a navigation
 //!    ├─ score        one event per evaluator, verdicts summarised
 //!    ├─ network      the network trace taken from the browser
 //!    ├─ dispose_context, spare_context   the browser handed back (worker::browser)
@@ -145,9 +145,9 @@ pub fn setup() -> Span {
 }
 
 /// Waiting for the page to be done with an input or a navigation (`Session::settle`); `settled`
-/// is false when the wait ran out first.
+/// is false when the wait ran out first, `navigated` true when it ended on a new document.
 pub fn settle() -> Span {
-    tracing::info_span!("settle", settled = Empty, probes = Empty, events = Empty)
+    tracing::info_span!("settle", settled = Empty, navigated = Empty, probes = Empty, events = Empty)
 }
 
 /// Whether the page settled within its wait.
@@ -155,8 +155,10 @@ pub fn record_settled(span: &Span, settled: bool) {
     span.record("settled", settled);
 }
 
-/// How many times the wait asked the page, and how many of the tab's DevTools events it read.
-pub fn record_settle_work(span: &Span, probes: u32, events: u32) {
+/// How many times the wait asked the page, how many of the tab's DevTools events it read, and
+/// whether it ended on a new document (the input navigated).
+pub fn record_settle_work(span: &Span, probes: u32, events: u32, navigated: bool) {
+    span.record("navigated", navigated);
     span.record("probes", probes);
     span.record("events", events);
 }

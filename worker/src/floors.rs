@@ -13,6 +13,13 @@
 //! context's tab, as an attempt's start page is (a new renderer process), the context checked out
 //! and signed in untimed. A navigation's floor waits for the load event alone; the harness's own
 //! (`goto`, which also tells a failed navigation from a loaded one) is timed beside it.
+//!
+//! Then each floor's machine CPU ([`cpu`]): the same work repeated in a block of its own, the
+//! machine's busy time (`/proc/stat`, every process: the browser's renderers too) read around the
+//! block, less what the machine did idle. An attempt's frame (a fresh context checked out, signed
+//! in, its start page loaded, checked in) is one block, as an attempt does it once. The phase
+//! table sums count x CPU into the grid's CPU floor: what Chrome must do for the grid's work, at
+//! the least, on this machine.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -36,6 +43,10 @@ pub struct FloorPage {
 #[derive(Debug, Default)]
 pub struct Floors {
     pub samples: BTreeMap<&'static str, Vec<Duration>>,
+    /// Machine CPU per operation, ms, by key; empty where `/proc/stat` cannot be read.
+    pub cpu_ms: BTreeMap<&'static str, f64>,
+    /// The machine's busy cores while the browser sat idle, subtracted from every CPU block.
+    pub idle_cores: Option<f64>,
     pub pages: Vec<String>,
     pub rounds: usize,
 }
@@ -54,6 +65,10 @@ pub const WHAT: &[(&str, &str)] = &[
     ("round_trip", "Runtime.evaluate 1"),
     ("click", "Input.dispatchMouseEvent x3 (move, press, release; right button, bottom-right corner)"),
     ("screenshot", "Page.captureScreenshot png, optimized for speed"),
+    (
+        "attempt_frame",
+        "an attempt's frame: a fresh context checked out, signed in, its start page loaded, checked in",
+    ),
 ];
 
 impl Floors {
@@ -61,7 +76,8 @@ impl Floors {
         self.samples.entry(key).or_default().push(d);
     }
 
-    /// `{"rounds", "pages", "floors": {key: {"what", "n", "p50", "p90"}}}`, milliseconds.
+    /// `{"rounds", "pages", "cores", "idle_cores", "floors": {key: {"what", "n", "p50", "p90",
+    /// "cpu_ms"}}}`, milliseconds; `cpu_ms` (machine CPU per operation) only where it was measured.
     pub fn to_json(&self) -> Value {
         let floors: serde_json::Map<String, Value> = WHAT
             .iter()
@@ -70,10 +86,15 @@ impl Floors {
                 let mut row = p50_p90(v);
                 row["what"] = json!(what);
                 row["n"] = json!(v.len());
+                if let Some(cpu) = self.cpu_ms.get(key) {
+                    row["cpu_ms"] = json!((cpu * 100.0).round() / 100.0);
+                }
                 Some(((*key).to_string(), row))
             })
             .collect();
-        json!({"rounds": self.rounds, "pages": self.pages, "floors": floors})
+        let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
+        json!({"rounds": self.rounds, "pages": self.pages, "cores": cores, "idle_cores": self.idle_cores,
+            "floors": floors})
     }
 }
 
@@ -109,7 +130,145 @@ pub async fn run(driver: &Driver, pages: &[FloorPage], rounds: usize) -> Result<
             out.push("navigate_fresh", fresh(driver, page).await?);
         }
     }
+    cpu(driver, pages, rounds, &mut out).await?;
     Ok(out)
+}
+
+/// The machine's busy CPU time so far, s: `/proc/stat`'s user, nice, system, irq and softirq,
+/// which Linux counts in 1/100 s whatever the kernel's own tick. `None` where it cannot be read.
+fn machine_busy_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).map_while(|t| t.parse().ok()).collect();
+    let busy = [0, 1, 2, 5, 6].iter().map(|&i| ticks.get(i).copied()).sum::<Option<u64>>()?;
+    Some(busy as f64 / 100.0)
+}
+
+/// Machine CPU across a block of operations.
+struct Meter {
+    busy_s: f64,
+    at: Instant,
+}
+
+impl Meter {
+    fn start() -> Option<Meter> {
+        Some(Meter { busy_s: machine_busy_s()?, at: Instant::now() })
+    }
+
+    /// The machine's busy cores since the start.
+    fn cores(&self) -> Option<f64> {
+        Some((machine_busy_s()? - self.busy_s) / self.at.elapsed().as_secs_f64().max(1e-3))
+    }
+
+    /// The block's CPU, s, less `idle_cores` over its wall time, once the work its last operation
+    /// left behind (a frame after a load, a renderer's exit) has had time to run.
+    async fn stop(self, idle_cores: f64) -> Option<f64> {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let busy = machine_busy_s()? - self.busy_s;
+        Some((busy - idle_cores * self.at.elapsed().as_secs_f64()).max(0.0))
+    }
+}
+
+/// Each floor's machine CPU per operation into `out.cpu_ms`: the attempt's frame `rounds` times on
+/// each page; then, in one signed-in tab, `rounds` navigations between the pages, and on each
+/// loaded page `rounds` of each call. Leaves `out` as it is where `/proc/stat` cannot be read.
+pub async fn cpu(driver: &Driver, pages: &[FloorPage], rounds: usize, out: &mut Floors) -> Result<(), BrowserError> {
+    let Some(idle) = Meter::start() else { return Ok(()) };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let Some(idle_cores) = idle.cores() else { return Ok(()) };
+    out.idle_cores = Some((idle_cores * 1e3).round() / 1e3);
+    let mut spent: BTreeMap<&'static str, f64> = BTreeMap::new();
+    let meter = Meter::start();
+    for _ in 0..rounds {
+        for page in pages {
+            let t = Instant::now();
+            fresh(driver, page).await?;
+            out.push("attempt_frame", t.elapsed());
+        }
+    }
+    add(&mut spent, "attempt_frame", meter, idle_cores).await;
+    let session = driver.checkout().await?;
+    let r = cpu_in_tab(&session, driver.config().window, pages, rounds, idle_cores, &mut spent).await;
+    driver.checkin(session).await;
+    r?;
+    let ops = (rounds * pages.len()).max(1) as f64;
+    out.cpu_ms = spent.into_iter().map(|(k, s)| (k, s * 1e3 / ops)).collect();
+    Ok(())
+}
+
+async fn add(spent: &mut BTreeMap<&'static str, f64>, key: &'static str, meter: Option<Meter>, idle_cores: f64) {
+    if let Some(m) = meter {
+        if let Some(s) = m.stop(idle_cores).await {
+            *spent.entry(key).or_default() += s;
+        }
+    }
+}
+
+/// [`cpu`]'s blocks in one kept tab, signed in to every page's site.
+async fn cpu_in_tab(
+    session: &Session,
+    window: (u32, u32),
+    pages: &[FloorPage],
+    rounds: usize,
+    idle_cores: f64,
+    spent: &mut BTreeMap<&'static str, f64>,
+) -> Result<(), BrowserError> {
+    let limit = session.call_timeout();
+    for page in pages {
+        set_cookies(session, &page.base, page.cookies.clone()).await?;
+    }
+    let meter = Meter::start();
+    for _ in 0..rounds {
+        for page in pages {
+            session.navigate_bare(&page.url, limit).await?;
+        }
+    }
+    add(spent, "navigate", meter, idle_cores).await;
+    for page in pages {
+        session.navigate_bare(&page.url, limit).await?;
+        let meter = Meter::start();
+        for _ in 0..rounds {
+            session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), limit).await?;
+        }
+        add(spent, "observe", meter, idle_cores).await;
+        let doc = session.cdp("Runtime.evaluate", json!({"expression": "document", "objectGroup": "floors"})).await?;
+        if let Some(object) = doc.pointer("/result/objectId").and_then(Value::as_str) {
+            let meter = Meter::start();
+            for _ in 0..rounds {
+                let query = json!({"objectId": object, "role": "button"});
+                session.cdp_raw_within("Accessibility.queryAXTree", query, limit).await?;
+            }
+            add(spent, "query", meter, idle_cores).await;
+        }
+        session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": "floors"})).await?;
+        let meter = Meter::start();
+        for _ in 0..rounds {
+            session.cdp("Runtime.evaluate", json!({"expression": "1"})).await?;
+        }
+        add(spent, "round_trip", meter, idle_cores).await;
+        let meter = Meter::start();
+        for _ in 0..rounds {
+            right_click(session, window).await?;
+        }
+        add(spent, "click", meter, idle_cores).await;
+        let meter = Meter::start();
+        for _ in 0..rounds {
+            session.cdp("Page.captureScreenshot", json!({"format": "png", "optimizeForSpeed": true})).await?;
+        }
+        add(spent, "screenshot", meter, idle_cores).await;
+    }
+    Ok(())
+}
+
+/// A click's three input events, as `actions` sends them; with the right button, which follows no
+/// link and presses no button, so the page stays as it is.
+async fn right_click(session: &Session, window: (u32, u32)) -> Result<Duration, BrowserError> {
+    let (x, y) = (f64::from(window.0) - 1.0, f64::from(window.1) - 1.0);
+    let mut took = Duration::ZERO;
+    for (kind, clicks) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 1)] {
+        let params = json!({"type": kind, "x": x, "y": y, "button": "right", "clickCount": clicks});
+        took += timed(session.cdp("Input.dispatchMouseEvent", params)).await?.1;
+    }
+    Ok(took)
 }
 
 /// The first navigation of an attempt's fresh context: checked out and signed in untimed, then `page` loaded.
@@ -162,15 +321,7 @@ async fn one(session: &Session, window: (u32, u32), page: &FloorPage, out: &mut 
     }
     session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": "floors"})).await?;
     out.push("round_trip", timed(session.cdp("Runtime.evaluate", json!({"expression": "1"}))).await?.1);
-    // A click's three input events, as `actions` sends them; with the right button, which follows no
-    // link and presses no button, so the page stays as it is.
-    let (x, y) = (f64::from(window.0) - 1.0, f64::from(window.1) - 1.0);
-    let mut click = Duration::ZERO;
-    for (kind, clicks) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 1)] {
-        let params = json!({"type": kind, "x": x, "y": y, "button": "right", "clickCount": clicks});
-        click += timed(session.cdp("Input.dispatchMouseEvent", params)).await?.1;
-    }
-    out.push("click", click);
+    out.push("click", right_click(session, window).await?);
     let shot = json!({"format": "png", "optimizeForSpeed": true});
     out.push("screenshot", timed(session.cdp("Page.captureScreenshot", shot)).await?.1);
     Ok(())

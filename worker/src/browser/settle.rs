@@ -58,7 +58,7 @@ impl Session {
         let span = skillshift_telemetry::spans::settle();
         let mut work = SettleWork::default();
         let settled = tracing::Instrument::instrument(self.settle_wait(mark, limit, &mut work), span.clone()).await;
-        skillshift_telemetry::spans::record_settle_work(&span, work.probes, work.events);
+        skillshift_telemetry::spans::record_settle_work(&span, work.probes, work.events, work.navigated);
         if let Ok(s) = &settled {
             skillshift_telemetry::spans::record_settled(&span, *s);
         }
@@ -98,6 +98,7 @@ impl Session {
                     let navigated = !same || (leaving && nav.ended());
                     let stayed = same && !leaving && !nav.pending() && self.fetches_in_flight(mark.requests) == 0;
                     if ready && (navigated || stayed) {
+                        work.navigated = !same;
                         return Ok(true);
                     }
                 }
@@ -133,11 +134,13 @@ pub struct InputMark {
 }
 
 /// What one settle cost, for its span: the page asked (one `Runtime.evaluate` each), the tab's
-/// DevTools events read.
+/// DevTools events read, and whether it ended on a new document (what a settle's CPU floor counts:
+/// a navigation, or one question to the page, `scripts/bench/phases.py`).
 #[derive(Debug, Default)]
 struct SettleWork {
     probes: u32,
     events: u32,
+    navigated: bool,
 }
 
 /// The main frame's navigation as its events tell it.

@@ -1,0 +1,136 @@
+//! The phase table's CPU floor (`scripts/bench/phases.py`, `scripts/bench/phases.sh`, `skillshift bench
+//! floors`): on a small span log whose answer is known, each row's CPU floor is its count times the floor's
+//! machine CPU (a settle by whether it navigated, an action by whether it sent input) and the grid's floor is
+//! their sum; and end to end, a real sweep in real headless Chromium and the real floors make the table with
+//! every column filled.
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::process::Command;
+
+fn phases(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new("python3")
+        .arg(cli::root().join("scripts/bench/phases.py"))
+        .args(args)
+        .output()
+        .expect("run phases.py");
+    (out.status.success(), cli::stdout(&out), cli::stderr(&out))
+}
+
+/// One span log line.
+fn span(name: &str, id: u64, parent: u64, start: u64, wall: u64, fields: &str) -> String {
+    format!(
+        r#"{{"name":"{name}","id":{id},"parent":{parent},"start_us":{start},"wall_us":{wall},"entered_us":{start},"busy_us":{wall},"fields":{{{fields}}}}}"#
+    )
+}
+
+#[test]
+fn each_rows_cpu_floor_is_its_count_times_the_floor_and_the_grid_sums_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // One attempt: a start page (its settle inside), an observation, a click that navigated, a tab switch,
+    // a skill whose locate found its target and whose settle stayed on the page, a screenshot. Children
+    // close before their parents, so they come first.
+    let lines = [
+        span("settle", 2, 1, 10, 5, r#""navigated":"true""#),
+        span("start", 1, 10, 10, 10, ""),
+        span("observe", 3, 10, 20, 5, ""),
+        span("settle", 5, 4, 30, 5, r#""navigated":"true""#),
+        span("act", 4, 10, 25, 10, r#""kind":"click""#),
+        span("act", 6, 10, 35, 2, r#""kind":"tab_focus""#),
+        span("locate", 8, 7, 40, 3, ""),
+        span("settle", 9, 7, 45, 2, r#""navigated":"false""#),
+        span("skill", 7, 10, 40, 10, ""),
+        span("screenshot", 11, 10, 50, 5, ""),
+        span("run", 10, 0, 0, 60, ""),
+    ];
+    let log = dir.path().join("spans.jsonl");
+    std::fs::write(&log, lines.join("\n")).expect("write the span log");
+    let floors = dir.path().join("floors.json");
+    let cpu = |p50: f64, cpu: f64| format!(r#"{{"what": "w", "n": 1, "p50": {p50}, "p90": {p50}, "cpu_ms": {cpu}}}"#);
+    let doc = format!(
+        r#"{{"rounds": 1, "pages": [], "cores": 2, "idle_cores": 0.01, "floors": {{"attempt_frame": {}, "navigate": {},
+        "round_trip": {}, "observe": {}, "click": {}, "query": {}, "screenshot": {}}}}}"#,
+        cpu(30.0, 100.0),
+        cpu(15.0, 40.0),
+        cpu(0.3, 1.0),
+        cpu(5.0, 8.0),
+        cpu(16.0, 2.0),
+        cpu(7.0, 6.0),
+        cpu(44.0, 30.0),
+    );
+    std::fs::write(&floors, doc).expect("write the floors");
+    let args = [log.to_str().expect("utf-8"), "--slots", "1", "--wall", "0.0001", "--cpu", "0.5"];
+    let (ok, out, err) = phases(&[&args[..], &["--floors", floors.to_str().expect("utf-8")]].concat());
+    assert!(ok, "{err}");
+    // ms: the frame 100; observe 8; the click 2 (the tab switch sent no input); its settle, a navigation, 40;
+    // the skill's input 2; its locate 6; its settle stayed, one question, 1; the screenshot 30. Sum 189.
+    for row in [
+        "| start page (navigate, settle to the load) | 0.0 | 10.0% | 1 | 0.0 |  | 0.1 |",
+        "| act (primitive actions) | 0.0 | 7.0% | 2 (1 with input) | 0.0 | 16.0 | 0.0 |",
+        "| act: settle (a click's navigation, if any) | 0.0 | 5.0% | 1 (1 new documents) | 0.0 | 15.0 | 0.0 |",
+        "| skill: settle (a click's navigation) | 0.0 | 2.0% | 1 (0 new documents) | 0.0 | 15.0 | 0.0 |",
+    ] {
+        assert!(out.contains(row), "{row} missing:\n{out}");
+    }
+    assert!(
+        out.contains("the grid's CPU floor: 0.2 CPU-s; on 2 cores, no less than 0.1 s of wall time; the sweep used 0.5 CPU-s of the machine, 2.65 times the floor"),
+        "{out}"
+    );
+    let (ok, json, err) = phases(&[&args[..], &["--floors", floors.to_str().expect("utf-8"), "--json"]].concat());
+    assert!(ok, "{err}");
+    let t: serde_json::Value = serde_json::from_str(&json).expect("phases.py --json");
+    let floor = t["grid_floor"]["cpu_floor_s"].as_f64().expect("the grid's CPU floor");
+    assert!((floor - 0.189).abs() < 1e-9, "100 + 8 + 2 + 40 + 2 + 6 + 1 + 30 ms: {floor}");
+    let row = |phase: &str| {
+        let rows = t["rows"].as_array().expect("rows");
+        let r = rows.iter().find(|r| r["phase"].as_str().is_some_and(|p| p.starts_with(phase))).expect("the row");
+        r["cpu_floor_s"].as_f64().expect("a CPU floor")
+    };
+    for (phase, want) in [("act (", 0.002), ("act: settle", 0.040), ("skill: settle", 0.001), ("skill: locate", 0.006)] {
+        assert!((row(phase) - want).abs() < 1e-9, "{phase}: {} against {want}", row(phase));
+    }
+
+    // Without a floor's CPU the grid's floor is not given; a floors file that is not one is named.
+    std::fs::write(&floors, r#"{"floors": {"navigate": {"p50": 15.0}}}"#).expect("write");
+    let (ok, out, err) = phases(&[&args[..], &["--floors", floors.to_str().expect("utf-8")]].concat());
+    assert!(ok, "{err}");
+    assert!(!out.contains("CPU floor:"), "{out}");
+    std::fs::write(&floors, "[1, 2]").expect("write");
+    let (ok, _, err) = phases(&[&args[..], &["--floors", floors.to_str().expect("utf-8")]].concat());
+    assert!(!ok && err.contains("floors.json") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn a_real_sweep_and_the_real_floors_fill_the_table_and_the_grids_floor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let families = dir.path().join("families.json");
+    std::fs::write(&families, r#"{"sites": {"gitlab": {"families": [0, 11, 23, 34]}}}"#).expect("families");
+    let out_dir = dir.path().join("phases");
+    let out = Command::new("bash")
+        .current_dir(cli::root())
+        .arg("scripts/bench/phases.sh")
+        .arg("--bin")
+        .arg(env!("CARGO_BIN_EXE_skillshift"))
+        .args(["--floor-rounds", "2", "--out"])
+        .arg(&out_dir)
+        .args(["--", "--workers", "1", "--sites", "gitlab", "--screenshots", "none", "--families"])
+        .arg(&families)
+        .output()
+        .expect("run phases.sh");
+    assert!(out.status.success(), "{}", cli::stderr(&out));
+    let table = std::fs::read_to_string(out_dir.join("table.md")).expect("the table");
+    assert!(table.starts_with("24 attempts;"), "{table}");
+    assert!(table.contains("new documents)") && table.contains("with input)"), "{table}");
+    assert!(table.contains("the grid's CPU floor: ") && table.contains("the sweep used "), "{table}");
+
+    let floors: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("floors.json")).expect("floors.json"))
+            .expect("floors.json is JSON");
+    assert!(floors["idle_cores"].as_f64().is_some(), "{floors}");
+    for key in ["attempt_frame", "navigate", "observe", "query", "round_trip", "click", "screenshot"] {
+        let cpu = floors["floors"][key]["cpu_ms"].as_f64();
+        assert!(cpu.is_some_and(|c| c.is_finite() && c >= 0.0), "{key}: {floors}");
+    }
+    assert_eq!(floors["floors"]["attempt_frame"]["n"], 12, "2 rounds over the six start pages: {floors}");
+}
