@@ -87,7 +87,8 @@ fn each_rows_cpu_floor_is_its_count_times_the_floor_and_the_grid_sums_them() {
         let r = rows.iter().find(|r| r["phase"].as_str().is_some_and(|p| p.starts_with(phase))).expect("the row");
         r["cpu_floor_s"].as_f64().expect("a CPU floor")
     };
-    for (phase, want) in [("act (", 0.002), ("act: settle", 0.040), ("skill: settle", 0.001), ("skill: locate", 0.006)] {
+    for (phase, want) in [("act (", 0.002), ("act: settle", 0.040), ("skill: settle", 0.001), ("skill: locate", 0.006)]
+    {
         assert!((row(phase) - want).abs() < 1e-9, "{phase}: {} against {want}", row(phase));
     }
 

@@ -65,10 +65,7 @@ pub const WHAT: &[(&str, &str)] = &[
     ("round_trip", "Runtime.evaluate 1"),
     ("click", "Input.dispatchMouseEvent x3 (move, press, release; right button, bottom-right corner)"),
     ("screenshot", "Page.captureScreenshot png, optimized for speed"),
-    (
-        "attempt_frame",
-        "an attempt's frame: a fresh context checked out, signed in, its start page loaded, checked in",
-    ),
+    ("attempt_frame", "an attempt's frame: a fresh context checked out, signed in, its start page loaded, checked in"),
 ];
 
 impl Floors {
