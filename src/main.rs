@@ -60,10 +60,13 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // --help and --version are not errors; a bad flag is exit 2.
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
+            // --help and --version are not errors; a bad flag is exit 2, on one line as every refusal.
+            if !e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("skillshift: {}", flag_error_line(&e.render().to_string()));
+            return ExitCode::from(2);
         }
     };
     let result = match cli.command {
@@ -89,6 +92,13 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// clap's account of a bad flag on one line: its lines joined, less the pointer to `--help`.
+fn flag_error_line(rendered: &str) -> String {
+    let lines: Vec<&str> =
+        rendered.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
+    lines.join(" ")
 }
 
 /// An error and its causes on one line.

@@ -129,9 +129,25 @@ fn a_real_sweep_and_the_real_floors_fill_the_table_and_the_grids_floor() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("floors.json")).expect("floors.json"))
             .expect("floors.json is JSON");
     assert!(floors["idle_cores"].as_f64().is_some(), "{floors}");
-    for key in ["attempt_frame", "navigate", "observe", "query", "round_trip", "click", "screenshot"] {
+    let keys = ["attempt_frame", "checkout_cycle", "context_cycle", "navigate", "observe", "observe_new", "query"];
+    for key in keys.into_iter().chain(["round_trip", "click", "screenshot"]) {
         let cpu = floors["floors"][key]["cpu_ms"].as_f64();
         assert!(cpu.is_some_and(|c| c.is_finite() && c >= 0.0), "{key}: {floors}");
     }
     assert_eq!(floors["floors"]["attempt_frame"]["n"], 12, "2 rounds over the six start pages: {floors}");
+    assert_eq!(floors["floors"]["checkout_cycle"]["n"], 12, "{floors}");
+}
+
+#[test]
+fn the_floors_refuse_no_rounds_and_the_tasks_pages_are_each_site_versions_own() {
+    let err = cli::refused(&cli::skillshift(&["bench", "floors", "--rounds", "0"]));
+    assert!(err.contains("--rounds"), "{err}");
+    // The tasks' pages: each site-version's distinct start and checked pages, as paths of its own.
+    for site in skillshift_common::Site::ALL {
+        for version in skillshift_common::Version::ALL {
+            let pages = skillshift_sites::bench::pages(*site, *version);
+            assert!(pages.len() > 1 && pages.len() <= 40, "{site:?} {version:?}: {pages:?}");
+            assert!(pages.iter().all(|p| p.starts_with('/')), "{site:?} {version:?}: {pages:?}");
+        }
+    }
 }

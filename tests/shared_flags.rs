@@ -164,3 +164,24 @@ fn every_command_keeps_its_seed_and_data_flags_with_their_defaults() {
         }
     }
 }
+
+#[test]
+fn a_bad_flag_is_one_line_that_names_it_and_exit_2_while_help_is_exit_0() {
+    // A bad value, an unknown flag and a missing one, each in a different command (docs/cli.md#exit-codes).
+    for (args, names) in [
+        (&["local", "--workers", "abc"][..], &["--workers", "abc"][..]),
+        (&["bench", "floors", "--pages", "every"][..], &["--pages", "every", "start, tasks"][..]),
+        (&["report", "--no-such-flag"][..], &["--no-such-flag"][..]),
+        (&["bench", "step"][..], &["--url"][..]),
+    ] {
+        let err = refused(&output(&mut skillshift(args)));
+        assert!(err.starts_with("skillshift: error: "), "{args:?}: {err}");
+        for name in names {
+            assert!(err.contains(name), "{args:?}: {name} not named in: {err}");
+        }
+        assert!(!err.contains("For more information"), "{args:?}: {err}");
+    }
+    let help = output(&mut skillshift(&["bench", "floors", "--help"]));
+    assert_eq!(help.status.code(), Some(0));
+    assert!(cli::stdout(&help).contains("--pages"), "{}", cli::stdout(&help));
+}

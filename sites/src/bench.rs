@@ -35,8 +35,9 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[rank.min(sorted.len()) - 1].as_secs_f64() * 1000.0
 }
 
-/// The distinct page URLs (placeholder-relative paths) the tasks of a site-version start on or check.
-fn pages(site: Site, version: Version) -> Vec<String> {
+/// The distinct page URLs (placeholder-relative paths) the tasks of a site-version start on or check,
+/// at most 40 (also the pages of `skillshift bench floors --pages tasks`).
+pub fn pages(site: Site, version: Version) -> Vec<String> {
     let mut out = Vec::new();
     for g in crate::tasks(site, version) {
         let mut urls = vec![g.task.start_url.clone()];

@@ -31,12 +31,22 @@ enum Command {
 
 #[derive(clap::Args)]
 struct FloorsArgs {
-    /// Rounds over the six site-versions' start pages.
+    /// Rounds over the pages.
     #[arg(long, default_value_t = 20)]
     rounds: usize,
+    /// The pages: each site-version's commonest start page (`start`), or the distinct pages its tasks
+    /// start on or check, up to 40 each (`tasks`).
+    #[arg(long, value_enum, default_value_t = FloorPages::Start)]
+    pages: FloorPages,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum FloorPages {
+    Start,
+    Tasks,
 }
 
 #[derive(clap::Args)]
@@ -92,8 +102,14 @@ fn floors(args: FloorsArgs) -> anyhow::Result<ExitCode> {
         let mut pages = Vec::new();
         for h in &sites {
             let cookies = h.login_cookies().await.map_err(anyhow::Error::msg)?;
-            let url = format!("{}{}", h.base_url, start_path(h.site));
-            pages.push(FloorPage { url, base: h.base_url.clone(), cookies });
+            let paths = match args.pages {
+                FloorPages::Start => vec![start_path(h.site).to_string()],
+                FloorPages::Tasks => skillshift_sites::bench::pages(h.site, h.version),
+            };
+            for path in paths {
+                let url = format!("{}{}", h.base_url, path);
+                pages.push(FloorPage { url, base: h.base_url.clone(), cookies: cookies.clone() });
+            }
         }
         let driver = Driver::new(BrowserConfig::default());
         let r = floors::run(&driver, &pages, args.rounds).await;

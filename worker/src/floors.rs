@@ -17,7 +17,8 @@
 //! Then each floor's machine CPU ([`cpu`]): the same work repeated in a block of its own, the
 //! machine's busy time (`/proc/stat`, every process: the browser's renderers too) read around the
 //! block, less what the machine did idle. An attempt's frame (a fresh context checked out, signed
-//! in, its start page loaded, checked in) is one block, as an attempt does it once. The phase
+//! in, its start page loaded, checked in) is one block, as an attempt does it once; the same with
+//! no page (`checkout_cycle`) and Chrome's bare context cycle (`context_cycle`) split it. The phase
 //! table sums count x CPU into the grid's CPU floor: what Chrome must do for the grid's work, at
 //! the least, on this machine.
 
@@ -66,6 +67,8 @@ pub const WHAT: &[(&str, &str)] = &[
     ("click", "Input.dispatchMouseEvent x3 (move, press, release; right button, bottom-right corner)"),
     ("screenshot", "Page.captureScreenshot png, optimized for speed"),
     ("attempt_frame", "an attempt's frame: a fresh context checked out, signed in, its start page loaded, checked in"),
+    ("checkout_cycle", "an attempt's frame with no page: a fresh context checked out, then checked in"),
+    ("observe_new", "Accessibility.getFullAXTree just after a navigation (CPU: navigate and observe, less navigate)"),
 ];
 
 impl Floors {
@@ -183,8 +186,16 @@ pub async fn cpu(driver: &Driver, pages: &[FloorPage], rounds: usize, out: &mut 
         }
     }
     add(&mut spent, "attempt_frame", meter, idle_cores).await;
+    let meter = Meter::start();
+    for _ in 0..rounds * pages.len() {
+        let t = Instant::now();
+        let session = driver.checkout().await?;
+        driver.checkin(session).await;
+        out.push("checkout_cycle", t.elapsed());
+    }
+    add(&mut spent, "checkout_cycle", meter, idle_cores).await;
     let session = driver.checkout().await?;
-    let r = cpu_in_tab(&session, driver.config().window, pages, rounds, idle_cores, &mut spent).await;
+    let r = cpu_in_tab(&session, driver.config().window, pages, rounds, idle_cores, &mut spent, out).await;
     driver.checkin(session).await;
     r?;
     let ops = (rounds * pages.len()).max(1) as f64;
@@ -208,11 +219,17 @@ async fn cpu_in_tab(
     rounds: usize,
     idle_cores: f64,
     spent: &mut BTreeMap<&'static str, f64>,
+    out: &mut Floors,
 ) -> Result<(), BrowserError> {
     let limit = session.call_timeout();
     for page in pages {
         set_cookies(session, &page.base, page.cookies.clone()).await?;
     }
+    let meter = Meter::start();
+    for _ in 0..rounds * pages.len() {
+        context_cycle(session, window).await?;
+    }
+    add(spent, "context_cycle", meter, idle_cores).await;
     let meter = Meter::start();
     for _ in 0..rounds {
         for page in pages {
@@ -220,6 +237,19 @@ async fn cpu_in_tab(
         }
     }
     add(spent, "navigate", meter, idle_cores).await;
+    // The first observation of a new document: the same navigations, each followed by one, less the navigations'.
+    let meter = Meter::start();
+    for _ in 0..rounds {
+        for page in pages {
+            session.navigate_bare(&page.url, limit).await?;
+            let observe = session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), limit);
+            out.push("observe_new", timed(observe).await?.1);
+        }
+    }
+    add(spent, "observe_new", meter, idle_cores).await;
+    if let (Some(both), Some(nav)) = (spent.get("observe_new").copied(), spent.get("navigate").copied()) {
+        spent.insert("observe_new", (both - nav).max(0.0));
+    }
     for page in pages {
         session.navigate_bare(&page.url, limit).await?;
         let meter = Meter::start();
@@ -288,7 +318,8 @@ async fn fresh(driver: &Driver, page: &FloorPage) -> Result<Duration, BrowserErr
     }
 }
 
-async fn one(session: &Session, window: (u32, u32), page: &FloorPage, out: &mut Floors) -> Result<(), BrowserError> {
+/// A browser context and its blank tab made, then disposed: (made, disposed) times.
+async fn context_cycle(session: &Session, window: (u32, u32)) -> Result<(Duration, Duration), BrowserError> {
     let (made, took) =
         timed(session.browser_cdp("Target.createBrowserContext", json!({"disposeOnDetach": false}))).await?;
     let context = made
@@ -299,12 +330,16 @@ async fn one(session: &Session, window: (u32, u32), page: &FloorPage, out: &mut 
     let (w, h) = window;
     let target = json!({"url": "about:blank", "browserContextId": context, "width": w, "height": h});
     let (_, tab) = timed(session.browser_cdp("Target.createTarget", target)).await?;
-    let created = took + tab;
-    out.push("context", created);
-    let (_, took) =
+    let (_, disposed) =
         timed(session.browser_cdp("Target.disposeBrowserContext", json!({"browserContextId": context}))).await?;
-    out.push("context_dispose", took);
-    out.push("context_cycle", took + created);
+    Ok((took + tab, disposed))
+}
+
+async fn one(session: &Session, window: (u32, u32), page: &FloorPage, out: &mut Floors) -> Result<(), BrowserError> {
+    let (created, disposed) = context_cycle(session, window).await?;
+    out.push("context", created);
+    out.push("context_dispose", disposed);
+    out.push("context_cycle", created + disposed);
 
     out.push("login", timed(set_cookies(session, &page.base, page.cookies.clone())).await?.1);
     let limit = session.call_timeout();
