@@ -195,9 +195,14 @@ pub async fn cpu(driver: &Driver, pages: &[FloorPage], rounds: usize, out: &mut 
     }
     add(&mut spent, "checkout_cycle", meter, idle_cores).await;
     let session = driver.checkout().await?;
-    let r = cpu_in_tab(&session, driver.config().window, pages, rounds, idle_cores, &mut spent, out).await;
-    driver.checkin(session).await;
-    r?;
+    // As in `run`: a tab whose work failed is closed, not handed back.
+    match cpu_in_tab(&session, driver.config().window, pages, rounds, idle_cores, &mut spent, out).await {
+        Ok(()) => driver.checkin(session).await,
+        Err(e) => {
+            session.close().await;
+            return Err(e);
+        }
+    }
     let ops = (rounds * pages.len()).max(1) as f64;
     out.cpu_ms = spent.into_iter().map(|(k, s)| (k, s * 1e3 / ops)).collect();
     Ok(())
