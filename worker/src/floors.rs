@@ -208,12 +208,92 @@ pub async fn cpu(driver: &Driver, pages: &[FloorPage], rounds: usize, out: &mut 
     Ok(())
 }
 
+/// The block's CPU, s ([`Meter::stop`]), if it was measured.
+async fn block_cpu(meter: Option<Meter>, idle_cores: f64) -> Option<f64> {
+    meter?.stop(idle_cores).await
+}
+
 async fn add(spent: &mut BTreeMap<&'static str, f64>, key: &'static str, meter: Option<Meter>, idle_cores: f64) {
-    if let Some(m) = meter {
-        if let Some(s) = m.stop(idle_cores).await {
-            *spent.entry(key).or_default() += s;
+    if let Some(s) = block_cpu(meter, idle_cores).await {
+        *spent.entry(key).or_default() += s;
+    }
+}
+
+/// A call a floor times on a loaded page, as an attempt makes it.
+#[derive(Clone, Copy)]
+enum Call<'a> {
+    /// `Accessibility.getFullAXTree`, the answer unread.
+    Observe,
+    /// `Accessibility.queryAXTree` by role under the document handle `object`.
+    Query(&'a str),
+    /// `Runtime.evaluate 1`.
+    RoundTrip,
+    /// A click's three input events ([`right_click`]).
+    Click,
+    /// `Page.captureScreenshot`, PNG optimized for speed.
+    Screenshot,
+}
+
+impl Call<'_> {
+    /// The floor's key.
+    fn key(self) -> &'static str {
+        match self {
+            Call::Observe => "observe",
+            Call::Query(_) => "query",
+            Call::RoundTrip => "round_trip",
+            Call::Click => "click",
+            Call::Screenshot => "screenshot",
         }
     }
+
+    /// Makes the call and says how long it took.
+    async fn run(self, session: &Session, window: (u32, u32)) -> Result<Duration, BrowserError> {
+        let limit = session.call_timeout();
+        let took = match self {
+            Call::Observe => timed(session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), limit)).await?.1,
+            Call::Query(object) => {
+                let query = json!({"objectId": object, "role": "button"});
+                timed(session.cdp_raw_within("Accessibility.queryAXTree", query, limit)).await?.1
+            }
+            Call::RoundTrip => timed(session.cdp("Runtime.evaluate", json!({"expression": "1"}))).await?.1,
+            Call::Click => right_click(session, window).await?,
+            Call::Screenshot => {
+                let shot = json!({"format": "png", "optimizeForSpeed": true});
+                timed(session.cdp("Page.captureScreenshot", shot)).await?.1
+            }
+        };
+        Ok(took)
+    }
+}
+
+/// The calls after `Observe` and `Query`, in the order both passes make them.
+const LAST_CALLS: [Call<'static>; 3] = [Call::RoundTrip, Call::Click, Call::Screenshot];
+
+/// The loaded page's document handle (in the object group `floors`, which [`release_document`] ends).
+async fn document(session: &Session) -> Result<Option<String>, BrowserError> {
+    let doc = session.cdp("Runtime.evaluate", json!({"expression": "document", "objectGroup": "floors"})).await?;
+    Ok(doc.pointer("/result/objectId").and_then(Value::as_str).map(str::to_string))
+}
+
+async fn release_document(session: &Session) -> Result<(), BrowserError> {
+    session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": "floors"})).await.map(|_| ())
+}
+
+/// `call` `rounds` times in a block of its own, its CPU into `spent`.
+async fn call_block(
+    session: &Session,
+    window: (u32, u32),
+    call: Call<'_>,
+    rounds: usize,
+    idle_cores: f64,
+    spent: &mut BTreeMap<&'static str, f64>,
+) -> Result<(), BrowserError> {
+    let meter = Meter::start();
+    for _ in 0..rounds {
+        call.run(session, window).await?;
+    }
+    add(spent, call.key(), meter, idle_cores).await;
+    Ok(())
 }
 
 /// [`cpu`]'s blocks in one kept tab, signed in to every page's site.
@@ -247,46 +327,22 @@ async fn cpu_in_tab(
     for _ in 0..rounds {
         for page in pages {
             session.navigate_bare(&page.url, limit).await?;
-            let observe = session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), limit);
-            out.push("observe_new", timed(observe).await?.1);
+            out.push("observe_new", Call::Observe.run(session, window).await?);
         }
     }
-    add(spent, "observe_new", meter, idle_cores).await;
-    if let (Some(both), Some(nav)) = (spent.get("observe_new").copied(), spent.get("navigate").copied()) {
+    if let (Some(both), Some(nav)) = (block_cpu(meter, idle_cores).await, spent.get("navigate").copied()) {
         spent.insert("observe_new", (both - nav).max(0.0));
     }
     for page in pages {
         session.navigate_bare(&page.url, limit).await?;
-        let meter = Meter::start();
-        for _ in 0..rounds {
-            session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), limit).await?;
+        call_block(session, window, Call::Observe, rounds, idle_cores, spent).await?;
+        if let Some(object) = document(session).await? {
+            call_block(session, window, Call::Query(&object), rounds, idle_cores, spent).await?;
         }
-        add(spent, "observe", meter, idle_cores).await;
-        let doc = session.cdp("Runtime.evaluate", json!({"expression": "document", "objectGroup": "floors"})).await?;
-        if let Some(object) = doc.pointer("/result/objectId").and_then(Value::as_str) {
-            let meter = Meter::start();
-            for _ in 0..rounds {
-                let query = json!({"objectId": object, "role": "button"});
-                session.cdp_raw_within("Accessibility.queryAXTree", query, limit).await?;
-            }
-            add(spent, "query", meter, idle_cores).await;
+        release_document(session).await?;
+        for call in LAST_CALLS {
+            call_block(session, window, call, rounds, idle_cores, spent).await?;
         }
-        session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": "floors"})).await?;
-        let meter = Meter::start();
-        for _ in 0..rounds {
-            session.cdp("Runtime.evaluate", json!({"expression": "1"})).await?;
-        }
-        add(spent, "round_trip", meter, idle_cores).await;
-        let meter = Meter::start();
-        for _ in 0..rounds {
-            right_click(session, window).await?;
-        }
-        add(spent, "click", meter, idle_cores).await;
-        let meter = Meter::start();
-        for _ in 0..rounds {
-            session.cdp("Page.captureScreenshot", json!({"format": "png", "optimizeForSpeed": true})).await?;
-        }
-        add(spent, "screenshot", meter, idle_cores).await;
     }
     Ok(())
 }
@@ -350,17 +406,14 @@ async fn one(session: &Session, window: (u32, u32), page: &FloorPage, out: &mut 
     let limit = session.call_timeout();
     out.push("navigate", timed(session.navigate_bare(&page.url, limit)).await?.1);
     out.push("goto", timed(session.goto(&page.url)).await?.1);
-    out.push("observe", timed(session.cdp_raw_within("Accessibility.getFullAXTree", json!({}), limit)).await?.1);
-    let doc = session.cdp("Runtime.evaluate", json!({"expression": "document", "objectGroup": "floors"})).await?;
-    if let Some(object) = doc.pointer("/result/objectId").and_then(Value::as_str) {
-        let query = json!({"objectId": object, "role": "button"});
-        out.push("query", timed(session.cdp_raw_within("Accessibility.queryAXTree", query, limit)).await?.1);
+    out.push("observe", Call::Observe.run(session, window).await?);
+    if let Some(object) = document(session).await? {
+        out.push("query", Call::Query(&object).run(session, window).await?);
     }
-    session.cdp("Runtime.releaseObjectGroup", json!({"objectGroup": "floors"})).await?;
-    out.push("round_trip", timed(session.cdp("Runtime.evaluate", json!({"expression": "1"}))).await?.1);
-    out.push("click", right_click(session, window).await?);
-    let shot = json!({"format": "png", "optimizeForSpeed": true});
-    out.push("screenshot", timed(session.cdp("Page.captureScreenshot", shot)).await?.1);
+    release_document(session).await?;
+    for call in LAST_CALLS {
+        out.push(call.key(), call.run(session, window).await?);
+    }
     Ok(())
 }
 
