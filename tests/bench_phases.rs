@@ -2,7 +2,7 @@
 //! floors`): on a small span log whose answer is known, each row's CPU floor is its count times the floor's
 //! machine CPU (a settle by whether it navigated, an action by whether it sent input) and the grid's floor is
 //! their sum; and end to end, a real sweep in real headless Chromium and the real floors make the table with
-//! every column filled.
+//! every column filled; and the machine's CPU sampled through a sweep is given to the phases open at each moment.
 
 #[path = "support/cli.rs"]
 mod cli;
@@ -103,6 +103,79 @@ fn each_rows_cpu_floor_is_its_count_times_the_floor_and_the_grid_sums_them() {
 }
 
 #[test]
+fn each_rows_cpu_in_the_sweep_is_the_machines_sampled_cpu_over_its_own_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // One attempt on the log's clock (ms): a start page 0-20 (its settle 10-20), an observation 20-40, the run's
+    // own 40-50; the log opened at 1 s on the monotonic clock.
+    let lines = [
+        r#"{"epoch":{"clock":"monotonic","us":1000000}}"#.to_string(),
+        span("settle", 2, 1, 10_000, 10_000, r#""navigated":"true""#),
+        span("start", 1, 10, 0, 20_000, ""),
+        span("observe", 3, 10, 20_000, 20_000, ""),
+        span("run", 10, 0, 0, 50_000, ""),
+    ];
+    let log = dir.path().join("spans.jsonl");
+    std::fs::write(&log, lines.join("\n")).expect("write the span log");
+    // 100 ticks a second. Idle: 50 ticks over 1 s, half a core. Then the sweep's samples (log ms: busy ticks
+    // since the last): 0; 10: 2; 20: 3; 30: 2; 40: 2; 55: 3; 60: 2.
+    let mut samples = vec![
+        r#"{"clock": "monotonic", "hz": 100, "every_ms": 10, "idle_s": 1}"#.to_string(),
+        "0 0 0".into(),
+        "1000000 50 200".into(),
+        "start".into(),
+    ];
+    let mut busy = 50;
+    for (ms, ticks) in [(0, 0), (10, 2), (20, 3), (30, 2), (40, 2), (55, 3), (60, 2)] {
+        busy += ticks;
+        samples.push(format!("{} {busy} 0", 1_000_000 + ms * 1_000));
+    }
+    let sampled = dir.path().join("samples.txt");
+    std::fs::write(&sampled, samples.join("\n")).expect("write the samples");
+    let floors = dir.path().join("floors.json");
+    std::fs::write(
+        &floors,
+        r#"{"cores": 2, "floors": {"attempt_frame": {"p50": 1, "cpu_ms": 20}, "observe": {"p50": 1, "cpu_ms": 10},
+        "navigate": {"p50": 1, "cpu_ms": 5}, "round_trip": {"p50": 1, "cpu_ms": 1}, "click": {"p50": 1, "cpu_ms": 1},
+        "query": {"p50": 1, "cpu_ms": 1}, "screenshot": {"p50": 1, "cpu_ms": 1}}}"#,
+    )
+    .expect("write the floors");
+    let base = [log.to_str().expect("utf-8"), "--slots", "1", "--wall", "0.06"];
+    let with = ["--floors", floors.to_str().expect("utf-8"), "--cpu-samples", sampled.to_str().expect("utf-8")];
+    let (ok, json, err) = phases(&[&base[..], &with[..], &["--json"]].concat());
+    assert!(ok, "{err}");
+    let t: serde_json::Value = serde_json::from_str(&json).expect("phases.py --json");
+    let cpu = |phase: &str| {
+        let rows = t["rows"].as_array().expect("rows");
+        let r = rows.iter().find(|r| r["phase"].as_str().is_some_and(|p| p.starts_with(phase))).expect("the row");
+        r["cpu_s"].as_f64().expect("a row's CPU")
+    };
+    // Each interval's CPU less half a core: 15, 25, 15, 15, 22.5 (40-55: a third the run's own, two thirds no
+    // attempt), 17.5 ms.
+    for (phase, want) in [("start page", 0.040), ("observe", 0.030), ("run, rest", 0.0075), ("queue wait", 0.0325)] {
+        assert!((cpu(phase) - want).abs() < 1e-9, "{phase}: {} against {want}: {json}", cpu(phase));
+    }
+    let by = &t["cpu_by_phase"];
+    assert!((by["idle_cores"].as_f64().expect("idle") - 0.5).abs() < 1e-9, "{by}");
+    assert!((by["sampled_s"].as_f64().expect("sampled") - 0.110).abs() < 1e-9, "every tick given out: {by}");
+    assert!((by["rows_s"].as_f64().expect("rows") - 0.110).abs() < 1e-9, "{by}");
+    let (ok, out, err) = phases(&[&base[..], &with[..]].concat());
+    assert!(ok, "{err}");
+    assert!(out.contains("| CPU in the sweep, CPU-s | sweep / floor |"), "{out}");
+    // The observation used 30 ms against its floor's 10; the frame 40 against 20.
+    assert!(out.contains("| observe | 0.0 | 33.3% | 1 | 20.0 | 1.0 | 0.0 | 0.0 | 3.00 |"), "{out}");
+    assert!(out.contains("start page, checkin) 0.0 CPU-s, 2.00 times their floor"), "{out}");
+
+    // A log with no epoch cannot be set against samples; a samples file that is not one is named. One line each.
+    let old = dir.path().join("old.jsonl");
+    std::fs::write(&old, lines[1..].join("\n")).expect("write");
+    let (ok, _, err) = phases(&[&[old.to_str().expect("utf-8"), "--slots", "1", "--wall", "0.06"][..], &with[..]].concat());
+    assert!(!ok && err.contains("old.jsonl") && err.contains("epoch") && err.lines().count() == 1, "{err}");
+    std::fs::write(&sampled, "not json\n").expect("write");
+    let (ok, _, err) = phases(&[&base[..], &with[..]].concat());
+    assert!(!ok && err.contains("samples.txt") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
 fn a_real_sweep_and_the_real_floors_fill_the_table_and_the_grids_floor() {
     let dir = tempfile::tempdir().expect("tempdir");
     let families = dir.path().join("families.json");
@@ -113,7 +186,7 @@ fn a_real_sweep_and_the_real_floors_fill_the_table_and_the_grids_floor() {
         .arg("scripts/bench/phases.sh")
         .arg("--bin")
         .arg(env!("CARGO_BIN_EXE_skillshift"))
-        .args(["--floor-rounds", "2", "--out"])
+        .args(["--floor-rounds", "2", "--cpu-by-phase", "--out"])
         .arg(&out_dir)
         .args(["--", "--workers", "1", "--sites", "gitlab", "--screenshots", "none", "--families"])
         .arg(&families)
@@ -124,6 +197,27 @@ fn a_real_sweep_and_the_real_floors_fill_the_table_and_the_grids_floor() {
     assert!(table.starts_with("24 attempts;"), "{table}");
     assert!(table.contains("new documents)") && table.contains("with input)"), "{table}");
     assert!(table.contains("the grid's CPU floor: ") && table.contains("the sweep used "), "{table}");
+    // The machine's CPU, sampled through the sweep, given to the rows: most of it, and no row's share negative
+    // beyond the ticks' coarseness.
+    let json = phases(&[
+        out_dir.join("spans.jsonl").to_str().expect("utf-8"),
+        "--slots",
+        "1",
+        "--wall",
+        "1",
+        "--floors",
+        out_dir.join("floors.json").to_str().expect("utf-8"),
+        "--cpu-samples",
+        out_dir.join("cpu_samples.txt").to_str().expect("utf-8"),
+        "--json",
+    ]);
+    assert!(json.0, "{}", json.2);
+    let t: serde_json::Value = serde_json::from_str(&json.1).expect("phases.py --json");
+    let by = &t["cpu_by_phase"];
+    let (sampled, rows) = (by["sampled_s"].as_f64().expect("sampled"), by["rows_s"].as_f64().expect("rows"));
+    assert!(sampled > 0.5 && (rows - sampled).abs() < 1e-6, "every interval given out: {by}");
+    assert!(by["frame_s"].as_f64().is_some_and(|f| f > 0.0) && by["frame_floor_s"].as_f64().is_some(), "{by}");
+    assert!(table.contains("CPU in the sweep, CPU-s") && table.contains("CPU by phase: "), "{table}");
 
     let floors: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("floors.json")).expect("floors.json"))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where a sweep's slot time goes, phase by phase, from a span log (SKILLSHIFT_SPAN_LOG, telemetry/src/span_log.rs).
 
-    python3 scripts/bench/phases.py SPANS.jsonl --slots N --wall SECONDS [--floors FLOORS.json] [--cpu CPU_S] [--json]
+    python3 scripts/bench/phases.py SPANS.jsonl --slots N --wall SECONDS [--floors FLOORS.json] [--cpu CPU_S]
+        [--cpu-samples SAMPLES] [--json]
 
 Slot time is the sweep's wall time times its slots (workers x slots each): every second of it is given to one row.
 Within an attempt (a `run` span), every moment goes to the deepest span open then, so nested phases are not
@@ -17,6 +18,14 @@ context, login and checkin too; a settle: a navigation when it ended on a new do
 when not), and their sum is the grid's CPU floor: the least machine CPU the sweep's work takes in Chrome. Divided
 by the machine's cores it is a wall time no harness can beat on this machine; CPU_S, the sweep's own machine CPU
 (`scripts/bench/cpu.sh`), is set beside it.
+
+SAMPLES is the machine's CPU over the sweep (`scripts/bench/cpu_samples.py`, on the monotonic clock the span log's
+first line names). Each interval between two samples gives its CPU, less what the machine did idle, to the phases
+open then, in proportion to their own time in it (queue wait where no attempt was open): each row's CPU in the
+sweep, beside its CPU floor. Chrome's work that outlasts the call that caused it (a page's paint after its load
+event) lands on the next phase, so a row is a phase's CPU within the tick's coarseness and that lag; over
+thousands of occurrences the sums hold. With more than one slot, phases open at once share an interval's CPU by
+their time in it, so one worker (`--workers 1`) gives the cleanest split.
 """
 
 import argparse
@@ -56,6 +65,9 @@ ROWS = [
     ("run, rest", ["run"], None, None),
 ]
 BESIDE = [("deliver (outbox, beside the next attempt)", ["deliver"], None, None)]
+# The rows an attempt's frame (`attempt_frame`, the start page's CPU floor) holds in the sweep.
+FRAME = {"context (checkout)", "login (cookies set)", "setup (perturbations, tab hooks)",
+         "start page (navigate, settle to the load)", "context (checkin: dispose, spare)"}
 
 
 def load(path):
@@ -64,16 +76,22 @@ def load(path):
     Span ids are reused once a span has closed, so a child's parent is the first line after it with the parent's
     id (a parent closes after its children, and its id cannot be reused while it is open).
     """
-    lines = []
+    lines, epoch = [], None
     with open(path) as f:
         for n, raw in enumerate(f, 1):
             raw = raw.strip()
             if not raw:
                 continue
             try:
-                lines.append(json.loads(raw))
+                line = json.loads(raw)
             except json.JSONDecodeError as e:
                 sys.exit(f"phases.py: {path}:{n}: not a JSON line: {e}")
+            if not isinstance(line, dict):
+                sys.exit(f"phases.py: {path}:{n}: not a span or the log's epoch")
+            if "epoch" in line:
+                epoch = line["epoch"]
+                continue
+            lines.append(line)
     later = {}
     parent_of = [None] * len(lines)
     for i in range(len(lines) - 1, -1, -1):
@@ -82,7 +100,7 @@ def load(path):
         if p:
             parent_of[i] = later.get(p)
         later[s["id"]] = i
-    return lines, parent_of
+    return lines, parent_of, epoch
 
 
 # A step, which holds its phases without running them, is measured over its life; every other span over its
@@ -109,6 +127,7 @@ def own_times(lines, parent_of):
         if p is not None:
             children[p].append(i)
     own = [0] * len(lines)
+    segments = []
     for i, s in enumerate(lines):
         if s["name"] != "run":
             if parent_of[i] is None:
@@ -132,7 +151,80 @@ def own_times(lines, parent_of):
         for a, b in zip(cuts, cuts[1:]):
             best = max((sp for sp in spans if sp[0] <= a and sp[1] >= b), key=lambda sp: (sp[2], sp[0]))
             own[best[3]] += b - a
-    return own
+            segments.append((a, b, best[3]))
+    return own, segments
+
+
+def read_samples(path):
+    """`cpu_samples.py`'s file: (hz, the machine's idle busy cores, [(t_us, busy ticks)] from the command's start)."""
+    try:
+        with open(path) as f:
+            header = json.loads(f.readline())
+            hz = float(header["hz"])
+            before, after, seen_start = [], [], False
+            for raw in f:
+                raw = raw.strip()
+                if raw == "start":
+                    seen_start = True
+                    continue
+                if raw:
+                    t, busy, total = (int(x) for x in raw.split())
+                    (after if seen_start else before).append((t, busy, total))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"phases.py: {path}: not a `cpu_samples.py` file: {e}")
+    if not seen_start or len(after) < 2 or hz <= 0:
+        sys.exit(f"phases.py: {path}: not a `cpu_samples.py` file: no samples of the command")
+    idle = 0.0
+    if len(before) >= 2 and before[-1][0] > before[0][0]:
+        idle = (before[-1][1] - before[0][1]) / hz / ((before[-1][0] - before[0][0]) / 1e6)
+    return hz, idle, [(t, b) for t, b, _ in after]
+
+
+def attribute(segments, runs, samples, hz, idle, epoch_us):
+    """Each span's CPU in seconds (by index), and the CPU of the moments no run covered: every interval between two
+    samples gives its busy CPU, less the machine's idle cores over it, to the own-time segments in it by their
+    overlap, and to queue wait by the part of it no run covers."""
+    cpu = defaultdict(float)
+    queue = 0.0
+    segs = sorted(segments)
+    # The union of the runs' windows, to find the moments no attempt was open.
+    cover = []
+    for a, b in sorted(runs):
+        if cover and a <= cover[-1][1]:
+            cover[-1][1] = max(cover[-1][1], b)
+        else:
+            cover.append([a, b])
+    lo_seg = lo_cov = 0
+    for (t0, b0), (t1, b1) in zip(samples, samples[1:]):
+        a, b = t0 - epoch_us, t1 - epoch_us
+        if b <= a:
+            continue
+        spent = (b1 - b0) / hz - idle * (b - a) / 1e6
+        while lo_seg < len(segs) and segs[lo_seg][1] <= a:
+            lo_seg += 1
+        shares = []
+        j = lo_seg
+        # Segments are sorted by start and never overlap within one slot: scan while they can reach [a, b].
+        while j < len(segs) and segs[j][0] < b:
+            o = min(b, segs[j][1]) - max(a, segs[j][0])
+            if o > 0:
+                shares.append((segs[j][2], o))
+            j += 1
+        while lo_cov < len(cover) and cover[lo_cov][1] <= a:
+            lo_cov += 1
+        covered = 0
+        k = lo_cov
+        while k < len(cover) and cover[k][0] < b:
+            covered += max(0, min(b, cover[k][1]) - max(a, cover[k][0]))
+            k += 1
+        uncovered = (b - a) - covered
+        weight = sum(o for _, o in shares) + uncovered
+        if weight <= 0:
+            continue
+        for i, o in shares:
+            cpu[i] += spent * o / weight
+        queue += spent * uncovered / weight
+    return cpu, queue
 
 
 def inside_run(lines, parent_of):
@@ -170,13 +262,23 @@ def cpu_floor(rule, count, marked, cpu):
     return None if c is None else count * c
 
 
-def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None):
+def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None, samples=None):
     cpu = cpu or {}
-    lines, parent_of = load(path)
-    own = own_times(lines, parent_of)
+    lines, parent_of, epoch = load(path)
+    own, segments = own_times(lines, parent_of)
     under = inside_run(lines, parent_of)
-    # name, and name<parent -> [own us, count, marked: settles that navigated, actions that sent input]
-    per_name = defaultdict(lambda: [0, 0, 0])
+    spent, queue_cpu, sampled = {}, None, None
+    if samples is not None:
+        if not epoch or epoch.get("clock") != "monotonic" or not isinstance(epoch.get("us"), int):
+            sys.exit(f"phases.py: {path}: no monotonic epoch line first, so its spans cannot be set against "
+                     "--cpu-samples (a span log from an older build?)")
+        hz, idle, points = samples
+        runs_at = [interval(s) for s in lines if s["name"] == "run"]
+        spent, queue_cpu = attribute(segments, runs_at, points, hz, idle, epoch["us"])
+        sampled = {"idle_cores": idle,
+                   "total_s": (points[-1][1] - points[0][1]) / hz - idle * (points[-1][0] - points[0][0]) / 1e6}
+    # name, and name<parent -> [own us, count, marked: settles that navigated, actions that sent input, CPU s]
+    per_name = defaultdict(lambda: [0, 0, 0, 0.0])
     for i, s in enumerate(lines):
         if (under[i] and s["name"] not in IGNORED) or s["name"] == "deliver":
             keys = [s["name"]]
@@ -188,6 +290,7 @@ def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None):
                 per_name[k][0] += own[i]
                 per_name[k][1] += 1
                 per_name[k][2] += marked
+                per_name[k][3] += spent.get(i, 0.0)
     runs = [s for s in lines if s["name"] == "run"]
     run_us = sum(interval(s)[1] - interval(s)[0] for s in runs)
     slot_us = wall_s * 1e6 * slots
@@ -195,6 +298,7 @@ def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None):
     named = set()
     for label, names, floor_key, rule in ROWS + BESIDE:
         us = sum(per_name[n][0] for n in names)
+        used = sum(per_name[n][3] for n in names) if samples is not None else None
         # A row's count is its first span's: a start page is one `start` with the `settle` inside it.
         count = per_name[names[0]][1]
         marked = per_name[names[0]][2]
@@ -202,27 +306,30 @@ def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None):
         floor_cpu = cpu_floor(rule, count, marked, cpu) if rule else None
         rows.append({"phase": label, "seconds": us / 1e6, "count": count, "floor": floor_key,
                      "navigated": marked if rule == SETTLE else None, "inputs": marked if rule == INPUT else None,
-                     "cpu_floor_s": None if floor_cpu is None else floor_cpu / 1e3,
+                     "cpu_floor_s": None if floor_cpu is None else floor_cpu / 1e3, "cpu_s": used,
                      "beside": (label, names, floor_key, rule) in BESIDE})
     # What no row took: spans by name, less those a `name<parent` row took.
-    left = defaultdict(lambda: [0, 0])
+    left = defaultdict(lambda: [0, 0, 0.0])
     for n, v in per_name.items():
         if "<" in n:
             if n in named:
                 base = n.split("<")[0]
                 left[base][0] -= v[0]
                 left[base][1] -= v[1]
+                left[base][2] -= v[3]
             continue
         if n not in named:
             left[n][0] += v[0]
             left[n][1] += v[1]
+            left[n][2] += v[3]
     other = {n: v for n, v in left.items() if v[1] > 0 and n not in named}
     rows.insert(len(ROWS), {"phase": "other spans under run", "seconds": sum(v[0] for v in other.values()) / 1e6,
                             "count": sum(v[1] for v in other.values()), "floor": None, "navigated": None,
-                            "inputs": None, "cpu_floor_s": None, "beside": False})
+                            "inputs": None, "cpu_floor_s": None, "beside": False,
+                            "cpu_s": sum(v[2] for v in other.values()) if samples is not None else None})
     rows.insert(0, {"phase": "queue wait (no attempt on the slot)", "seconds": max(0.0, slot_us - run_us) / 1e6,
                     "count": None, "floor": None, "navigated": None, "inputs": None, "cpu_floor_s": None,
-                    "beside": False})
+                    "beside": False, "cpu_s": queue_cpu})
     for r in rows:
         r["share"] = None if r["beside"] else 100.0 * r["seconds"] * 1e6 / slot_us
         r["mean_ms"] = 1e3 * r["seconds"] / r["count"] if r["count"] else None
@@ -243,15 +350,32 @@ def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None):
         grid = {"cpu_floor_s": floor_s, "cores": cores, "sweep_cpu_s": sweep_cpu_s,
                 "wall_floor_s": floor_s / cores if cores else None,
                 "sweep_over_floor": sweep_cpu_s / floor_s if sweep_cpu_s and floor_s else None}
+    by_phase = None
+    if sampled is not None:
+        frame = [r for r in rows if r["phase"] in FRAME]
+        frame_floor = next((r["cpu_floor_s"] for r in frame if r["cpu_floor_s"] is not None), None)
+        ruled_cpu = sum(r["cpu_s"] for r in ruled)
+        ruled_floor = sum(r["cpu_floor_s"] for r in ruled if r["cpu_floor_s"] is not None)
+        by_phase = {"idle_cores": sampled["idle_cores"], "sampled_s": sampled["total_s"],
+                    "rows_s": sum(r["cpu_s"] for r in rows if not r["beside"]),
+                    "frame_s": sum(r["cpu_s"] for r in frame), "frame_floor_s": frame_floor,
+                    "harness_s": sum(r["cpu_s"] for r in rows if not r["beside"] and r not in ruled
+                                     and r["phase"] not in FRAME),
+                    "floored_s": ruled_cpu - sum(r["cpu_s"] for r in frame if r in ruled), "floored_floor_s":
+                    ruled_floor - (frame_floor or 0.0)}
     return {"runs": len(runs), "slots": slots, "wall_s": wall_s, "slot_s": slot_us / 1e6, "run_s": run_us / 1e6,
-            "rows": rows, "other_names": unnamed, "settle": settle, "grid_floor": grid}
+            "rows": rows, "other_names": unnamed, "settle": settle, "grid_floor": grid, "cpu_by_phase": by_phase}
 
 
 def render(t):
+    by = t["cpu_by_phase"]
+    head = "| phase | total s | share of slot time | count | mean ms | floor ms | CPU floor, CPU-s |"
+    rule = "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    if by:
+        head += " CPU in the sweep, CPU-s | sweep / floor |"
+        rule += " ---: | ---: |"
     out = [f"{t['runs']} attempts; wall {t['wall_s']:.1f} s x {t['slots']} slots = {t['slot_s']:.1f} slot-s; "
-           f"attempts (run spans) {t['run_s']:.1f} s", "",
-           "| phase | total s | share of slot time | count | mean ms | floor ms | CPU floor, CPU-s |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           f"attempts (run spans) {t['run_s']:.1f} s", "", head, rule]
     for r in t["rows"]:
         share = "beside" if r["share"] is None else f"{r['share']:.1f}%"
         count = "" if r["count"] is None else f"{r['count']:,}"
@@ -262,7 +386,14 @@ def render(t):
         mean = "" if r["mean_ms"] is None else f"{r['mean_ms']:.1f}"
         floor = "" if r["floor_ms"] is None else f"{r['floor_ms']:.1f}"
         cpu = "" if r["cpu_floor_s"] is None else f"{r['cpu_floor_s']:.1f}"
-        out.append(f"| {r['phase']} | {r['seconds']:.1f} | {share} | {count} | {mean} | {floor} | {cpu} |")
+        line = f"| {r['phase']} | {r['seconds']:.1f} | {share} | {count} | {mean} | {floor} | {cpu} |"
+        if by:
+            used = "" if r["cpu_s"] is None or r["beside"] else f"{r['cpu_s']:.1f}"
+            ratio = ""
+            if r["cpu_s"] is not None and r["cpu_floor_s"] and r["phase"] not in FRAME:
+                ratio = f"{r['cpu_s'] / r['cpu_floor_s']:.2f}"
+            line += f" {used} | {ratio} |"
+        out.append(line)
     total = sum(r["share"] for r in t["rows"] if r["share"] is not None)
     out.append("")
     out.append(f"shares sum to {total:.1f}%; other span names under run: {', '.join(t['other_names']) or 'none'}")
@@ -279,6 +410,16 @@ def render(t):
             line += (f"; the sweep used {g['sweep_cpu_s']:.1f} CPU-s of the machine, "
                      f"{g['sweep_over_floor']:.2f} times the floor")
         out.append(line)
+    if by:
+        def against(a, b):
+            return f"{a / b:.2f} times their floor" if b else "no floor measured"
+        out.append(f"CPU by phase: the machine's ticks, sampled through the sweep and less its idle "
+                   f"{by['idle_cores']:.3f} cores (the sampler's own included), set against the spans: "
+                   f"{by['rows_s']:.1f} of the sampled {by['sampled_s']:.1f} CPU-s went to the rows; "
+                   f"the attempts' frames (checkout, login, setup, start page, checkin) {by['frame_s']:.1f} CPU-s, "
+                   f"{against(by['frame_s'], by['frame_floor_s'])}; the other rows with a floor "
+                   f"{by['floored_s']:.1f}, {against(by['floored_s'], by['floored_floor_s'])}; the rows with "
+                   f"none (the harness's own, scoring, queue wait) {by['harness_s']:.1f}")
     return "\n".join(out)
 
 
@@ -289,6 +430,7 @@ def main():
     ap.add_argument("--wall", type=float, required=True, help="the sweep's wall time, s (`done in`)")
     ap.add_argument("--floors", help="`skillshift bench floors --json` output")
     ap.add_argument("--cpu", type=float, help="the sweep's machine CPU, CPU-s (`scripts/bench/cpu.sh`)")
+    ap.add_argument("--cpu-samples", help="`scripts/bench/cpu_samples.py` output over the sweep: CPU by phase")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     floors, cpu, cores = {}, {}, None
@@ -302,7 +444,8 @@ def main():
             cores = doc.get("cores")
         except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
             sys.exit(f"phases.py: {a.floors}: not a `skillshift bench floors --json` output: {e}")
-    t = table(a.spans, a.slots, a.wall, floors, cpu, a.cpu, cores)
+    samples = read_samples(a.cpu_samples) if a.cpu_samples else None
+    t = table(a.spans, a.slots, a.wall, floors, cpu, a.cpu, cores, samples)
     print(json.dumps(t, indent=1) if a.json else render(t))
 
 

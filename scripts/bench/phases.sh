@@ -3,9 +3,12 @@
 # `skillshift local` (the full fixture grid by default) with every closed span logged (SKILLSHIFT_SPAN_LOG), then
 # `skillshift bench floors` (each phase's work done bare on the same machine), then prints the table
 # (scripts/bench/phases.py). The load average is sampled every 10 s during the sweep and printed with the table;
-# the sweep's machine CPU (scripts/bench/cpu.sh) is set beside the grid's CPU floor.
+# the sweep's machine CPU (scripts/bench/cpu.sh) is set beside the grid's CPU floor. With --cpu-by-phase the machine's
+# CPU is also sampled every 5 ms through the sweep (scripts/bench/cpu_samples.py) and each row gets its share of it
+# beside its CPU floor; the sampler's own CPU (a few percent of a core) is then in the sweep's total.
 #
-#   bash scripts/bench/phases.sh [--bin PATH] [--out DIR] [--no-floors] [--floor-rounds N] [-- LOCAL_ARGS...]
+#   bash scripts/bench/phases.sh [--bin PATH] [--out DIR] [--no-floors] [--floor-rounds N] [--cpu-by-phase]
+#       [-- LOCAL_ARGS...]
 #
 # LOCAL_ARGS go to `skillshift local`, e.g. `-- --families data/calibration_set.json` or `-- --slots 2`; the slot
 # count for the shares is read from them (--workers, default 2, times --slots, default 1). Needs a release build
@@ -13,13 +16,14 @@
 # floors.json, load.txt and table.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BIN=target/release/skillshift; OUT=target/phases; FLOORS=1; ROUNDS=20
+BIN=target/release/skillshift; OUT=target/phases; FLOORS=1; ROUNDS=20; SAMPLES=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN=$2; shift ;;
     --out) OUT=$2; shift ;;
     --no-floors) FLOORS=0 ;;
     --floor-rounds) ROUNDS=$2; shift ;;
+    --cpu-by-phase) SAMPLES=1 ;;
     --) shift; break ;;
     *) echo "phases.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -41,7 +45,9 @@ mkdir -p "$OUT"
 sampler=$!
 trap 'kill "$sampler" 2>/dev/null || true' EXIT
 status=0
-SKILLSHIFT_SPAN_LOG="$OUT/spans.jsonl" bash scripts/bench/cpu.sh -- "$BIN" local --out "$OUT/run" "$@" \
+by_phase=()
+[ "$SAMPLES" = 0 ] || by_phase=(python3 scripts/bench/cpu_samples.py --out "$OUT/cpu_samples.txt" --)
+SKILLSHIFT_SPAN_LOG="$OUT/spans.jsonl" "${by_phase[@]}" bash scripts/bench/cpu.sh -- "$BIN" local --out "$OUT/run" "$@" \
   >"$OUT/stdout" 2>"$OUT/stderr" || status=$?
 kill "$sampler" 2>/dev/null || true
 if [ "$status" -ne 0 ]; then
@@ -57,6 +63,7 @@ if [ "$FLOORS" = 1 ]; then
 fi
 cpu=$(sed -n 's/^cpu.sh: .*; user \([0-9.]*\), system \([0-9.]*\),.*/\1 \2/p' "$OUT/stderr" | tail -1)
 [ -z "$cpu" ] || floors+=(--cpu "$(echo "$cpu" | awk '{print $1 + $2}')")
+[ "$SAMPLES" = 0 ] || floors+=(--cpu-samples "$OUT/cpu_samples.txt")
 python3 scripts/bench/phases.py "$OUT/spans.jsonl" --slots $((workers * slots)) --wall "$wall" "${floors[@]}" \
   | tee "$OUT/table.md"
 python3 - "$OUT/load.txt" <<'EOF' | tee -a "$OUT/table.md"

@@ -11,6 +11,11 @@
 //! opened included. Spans of the project's crates are logged down to DEBUG, so the
 //! phases that only this log needs (a record's delivery, say) cost nothing elsewhere.
 //!
+//! The first line is the log's epoch, `{"epoch": {"clock": "monotonic", "us": ..}}`: the moment the
+//! times count from, read on the machine's monotonic clock (`CLOCK_MONOTONIC`, Python's
+//! `time.monotonic()`), so that samples another process takes on that clock (the machine's CPU,
+//! `scripts/bench/cpu_samples.py`) can be set against the spans.
+//!
 //! Without the variable the layer's filter enables nothing, so no call site is enabled on its
 //! account. Lines are buffered and written when a root span closes, when the buffer fills, and
 //! when the process's [`crate::Guard`] is dropped or shut down; a line that cannot be written is
@@ -74,12 +79,13 @@ impl SpanLog {
 
     /// A log written to `path` (created, or truncated).
     pub fn create(path: &Path) -> Result<SpanLog, SpanLogError> {
-        let file = File::create(path).map_err(|source| SpanLogError::Create { path: path.to_path_buf(), source })?;
-        Ok(SpanLog {
-            out: Some(Arc::new(Mutex::new(BufWriter::with_capacity(1 << 16, file)))),
-            epoch: Some(Instant::now()),
-            warned: Arc::default(),
-        })
+        let create = |source| SpanLogError::Create { path: path.to_path_buf(), source };
+        let mut out = BufWriter::with_capacity(1 << 16, File::create(path).map_err(create)?);
+        let epoch = Instant::now();
+        let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        let clock_us = i128::from(clock.tv_sec) * 1_000_000 + i128::from(clock.tv_nsec) / 1_000;
+        writeln!(out, "{{\"epoch\":{{\"clock\":\"monotonic\",\"us\":{clock_us}}}}}").map_err(create)?;
+        Ok(SpanLog { out: Some(Arc::new(Mutex::new(out))), epoch: Some(epoch), warned: Arc::default() })
     }
 
     /// Whether spans are being logged.
@@ -259,7 +265,13 @@ mod tests {
         });
         log.flush();
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let mut lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        // The epoch first, on the monotonic clock, which had run before the log was opened.
+        let epoch = lines.remove(0);
+        assert_eq!(epoch["epoch"]["clock"], "monotonic", "{text}");
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        let now_us = u64::try_from(now.tv_sec).unwrap() * 1_000_000 + u64::try_from(now.tv_nsec).unwrap() / 1_000;
+        assert!(epoch["epoch"]["us"].as_u64().is_some_and(|us| us > 0 && us <= now_us), "{text}");
         assert_eq!(lines.len(), 3, "{text}");
         assert_eq!(lines[0]["name"], "settle");
         assert_eq!(lines[0]["fields"]["settled"], "true");
