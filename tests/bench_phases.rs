@@ -149,9 +149,9 @@ fn each_rows_cpu_in_the_sweep_is_the_machines_sampled_cpu_over_its_own_time() {
         let r = rows.iter().find(|r| r["phase"].as_str().is_some_and(|p| p.starts_with(phase))).expect("the row");
         r["cpu_s"].as_f64().expect("a row's CPU")
     };
-    // Each interval's CPU less half a core: 15, 25, 15, 15, 22.5 (40-55: a third the run's own, two thirds no
+    // Each interval's CPU less half a core: 15, 25, 15, 15, 22.5 (40-55: two thirds the run's own, a third no
     // attempt), 17.5 ms.
-    for (phase, want) in [("start page", 0.040), ("observe", 0.030), ("run, rest", 0.0075), ("queue wait", 0.0325)] {
+    for (phase, want) in [("start page", 0.040), ("observe", 0.030), ("run, rest", 0.015), ("queue wait", 0.025)] {
         assert!((cpu(phase) - want).abs() < 1e-9, "{phase}: {} against {want}: {json}", cpu(phase));
     }
     let by = &t["cpu_by_phase"];
@@ -168,7 +168,8 @@ fn each_rows_cpu_in_the_sweep_is_the_machines_sampled_cpu_over_its_own_time() {
     // A log with no epoch cannot be set against samples; a samples file that is not one is named. One line each.
     let old = dir.path().join("old.jsonl");
     std::fs::write(&old, lines[1..].join("\n")).expect("write");
-    let (ok, _, err) = phases(&[&[old.to_str().expect("utf-8"), "--slots", "1", "--wall", "0.06"][..], &with[..]].concat());
+    let (ok, _, err) =
+        phases(&[&[old.to_str().expect("utf-8"), "--slots", "1", "--wall", "0.06"][..], &with[..]].concat());
     assert!(!ok && err.contains("old.jsonl") && err.contains("epoch") && err.lines().count() == 1, "{err}");
     std::fs::write(&sampled, "not json\n").expect("write");
     let (ok, _, err) = phases(&[&base[..], &with[..]].concat());

@@ -185,3 +185,38 @@ fn a_bad_flag_is_one_line_that_names_it_and_exit_2_while_help_is_exit_0() {
     assert_eq!(help.status.code(), Some(0));
     assert!(cli::stdout(&help).contains("--pages"), "{}", cli::stdout(&help));
 }
+
+/// `local` without `--workers` starts one worker per core the process may use and one more, at most 8
+/// (docs/performance.md#throughput): two when it may use one core (`taskset`), and its help says so.
+#[test]
+fn local_starts_a_worker_per_core_and_one_more_unless_told() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let families = dir.path().join("families.json");
+    std::fs::write(&families, r#"{"sites": {"gitlab": {"families": [0, 1]}}}"#).expect("families file");
+    let workers = |pin: Option<&str>, out: &str| {
+        let out = dir.path().join(out);
+        let args = ["local", "--simulate", "5", "--sites", "gitlab", "--conditions", "src"];
+        let mut cmd = match pin {
+            Some(cpu) => {
+                let mut c = Command::new("taskset");
+                c.args(["-c", cpu]).arg(cli::bin().get_program()).args(args);
+                c
+            }
+            None => skillshift(&args),
+        };
+        cmd.args(["--families", s(&families), "--out", s(&out)]).env("OPENAI_API_KEY", "sk-not-used");
+        let o = output(cmd.env_remove("OPENAI_BASE_URL"));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        let line = err.lines().find(|l| l.starts_with("sweep ") && l.contains(" units on ")).unwrap_or_default();
+        let n =
+            line.rsplit(" units on ").next().and_then(|t| t.split(' ').next()).and_then(|n| n.parse::<usize>().ok());
+        n.unwrap_or_else(|| panic!("no 'sweep ..: N units on W workers' line:\n{err}"))
+    };
+    assert_eq!(workers(Some("0"), "one-core"), 2, "one core: one worker for it and one more");
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(workers(None, "all-cores"), (cores + 1).min(8));
+    let help = cli::stdout(&output(&mut skillshift(&["local", "--help"])));
+    let entry = help_entry(&help, "--workers <WORKERS>").expect("local takes --workers");
+    assert!(entry.contains(&format!("[default: {}]", (cores + 1).min(8))), "{entry}");
+}

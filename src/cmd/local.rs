@@ -34,8 +34,9 @@ use super::flags::{help, SweepArgs};
     mut_arg("temperature", help("Sampling temperature of an LLM agent (default 0)"))
 )]
 pub struct Args {
-    /// Workers, each with its own browser and fixture sites.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    /// Workers, each with its own browser and fixture sites; by default one per core and one more, at most 8 (an
+    /// attempt's waits leave a core idle that the extra worker fills: docs/performance.md#throughput)
+    #[arg(long, default_value_t = default_workers(), value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
     /// Attempts each worker runs at once, one browser each.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -60,6 +61,16 @@ pub struct Args {
     #[command(flatten)]
     pub telemetry: skillshift_telemetry::TelemetryArgs,
 }
+
+/// `local`'s workers when `--workers` is not given: one per core the process may use, and one more to fill the
+/// cores while attempts wait (a locator's grace, a page's load), at most [`MAX_DEFAULT_WORKERS`].
+pub fn default_workers() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    u32::try_from(cores).unwrap_or(u32::MAX).saturating_add(1).min(MAX_DEFAULT_WORKERS)
+}
+
+/// The most workers `local` starts unasked: each is a browser and six fixture sites, about 0.3-0.4 GiB.
+const MAX_DEFAULT_WORKERS: u32 = 8;
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut telemetry = args.telemetry.config("skillshift-local")?;
