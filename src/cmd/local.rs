@@ -63,7 +63,8 @@ pub struct Args {
 }
 
 /// `local`'s workers when `--workers` is not given: one per core the process may use, and one more to fill the
-/// cores while attempts wait (an input answered at the renderer's next frame, a page's load), at most [`MAX_DEFAULT_WORKERS`].
+/// cores while attempts wait (an input answered at the renderer's next frame, a page's load), at most
+/// [`MAX_DEFAULT_WORKERS`].
 pub fn default_workers() -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     u32::try_from(cores).unwrap_or(u32::MAX).saturating_add(1).min(MAX_DEFAULT_WORKERS)
