@@ -195,7 +195,8 @@ fn a_real_sweep_and_the_real_floors_fill_the_table_and_the_grids_floor() {
         .expect("run phases.sh");
     assert!(out.status.success(), "{}", cli::stderr(&out));
     let table = std::fs::read_to_string(out_dir.join("table.md")).expect("the table");
-    assert!(table.starts_with("24 attempts;"), "{table}");
+    // The slots are the workers the sweep says it ran on (its "units on W workers" line) times the slots each.
+    assert!(table.starts_with("24 attempts;") && table.contains(" x 1 slots = "), "{table}");
     assert!(table.contains("new documents)") && table.contains("with input)"), "{table}");
     assert!(table.contains("the grid's CPU floor: ") && table.contains("the sweep used "), "{table}");
     // The machine's CPU, sampled through the sweep, given to the rows: most of it, and no row's share negative

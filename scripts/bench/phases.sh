@@ -11,7 +11,8 @@
 #       [-- LOCAL_ARGS...]
 #
 # LOCAL_ARGS go to `skillshift local`, e.g. `-- --families data/calibration_set.json` or `-- --slots 2`; the slot
-# count for the shares is read from them (--workers, default 2, times --slots, default 1). Needs a release build
+# count for the shares is the workers the sweep ran on (its "units on W workers" line: --workers, or local's default
+# of the cores plus one) times --slots (default 1). Needs a release build
 # (`cargo build --release`). Everything stays under OUT (default target/phases): the sweep, spans.jsonl,
 # floors.json, load.txt and table.md.
 set -euo pipefail
@@ -30,11 +31,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -x "$BIN" ] || { echo "phases.sh: no skillshift binary at '$BIN' (cargo build --release)" >&2; exit 2; }
-workers=2; slots=1; args=("$@")
+slots=1; args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[$i]}" in
-    --workers) workers=${args[$((i + 1))]} ;;
-    --workers=*) workers=${args[$i]#--workers=} ;;
     --slots) slots=${args[$((i + 1))]} ;;
     --slots=*) slots=${args[$i]#--slots=} ;;
   esac
@@ -56,6 +55,8 @@ if [ "$status" -ne 0 ]; then
 fi
 wall=$(sed -n 's/^done in \([0-9.]*\) s.*/\1/p' "$OUT/stderr" | tail -1)
 [ -n "$wall" ] || { echo "phases.sh: no 'done in' line in $OUT/stderr" >&2; exit 1; }
+workers=$(sed -n 's/^sweep .*: [0-9]* units on \([0-9]*\) workers$/\1/p' "$OUT/stderr" | tail -1)
+[ -n "$workers" ] || { echo "phases.sh: no 'sweep ...: N units on W workers' line in $OUT/stderr" >&2; exit 1; }
 floors=()
 if [ "$FLOORS" = 1 ]; then
   "$BIN" bench floors --rounds "$ROUNDS" --json >"$OUT/floors.json"
