@@ -267,14 +267,14 @@ def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None, s
     lines, parent_of, epoch = load(path)
     own, segments = own_times(lines, parent_of)
     under = inside_run(lines, parent_of)
+    runs = [s for s in lines if s["name"] == "run"]
     spent, queue_cpu, sampled = {}, None, None
     if samples is not None:
         if not epoch or epoch.get("clock") != "monotonic" or not isinstance(epoch.get("us"), int):
             sys.exit(f"phases.py: {path}: no monotonic epoch line first, so its spans cannot be set against "
                      "--cpu-samples (a span log from an older build?)")
         hz, idle, points = samples
-        runs_at = [interval(s) for s in lines if s["name"] == "run"]
-        spent, queue_cpu = attribute(segments, runs_at, points, hz, idle, epoch["us"])
+        spent, queue_cpu = attribute(segments, [interval(s) for s in runs], points, hz, idle, epoch["us"])
         sampled = {"idle_cores": idle,
                    "total_s": (points[-1][1] - points[0][1]) / hz - idle * (points[-1][0] - points[0][0]) / 1e6}
     # name, and name<parent -> [own us, count, marked: settles that navigated, actions that sent input, CPU s]
@@ -291,7 +291,6 @@ def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None, s
                 per_name[k][1] += 1
                 per_name[k][2] += marked
                 per_name[k][3] += spent.get(i, 0.0)
-    runs = [s for s in lines if s["name"] == "run"]
     run_us = sum(interval(s)[1] - interval(s)[0] for s in runs)
     slot_us = wall_s * 1e6 * slots
     rows = []
@@ -352,17 +351,16 @@ def table(path, slots, wall_s, floors, cpu=None, sweep_cpu_s=None, cores=None, s
                 "sweep_over_floor": sweep_cpu_s / floor_s if sweep_cpu_s and floor_s else None}
     by_phase = None
     if sampled is not None:
-        frame = [r for r in rows if r["phase"] in FRAME]
-        frame_floor = next((r["cpu_floor_s"] for r in frame if r["cpu_floor_s"] is not None), None)
-        ruled_cpu = sum(r["cpu_s"] for r in ruled)
-        ruled_floor = sum(r["cpu_floor_s"] for r in ruled if r["cpu_floor_s"] is not None)
+        counted = [r for r in rows if not r["beside"]]
+        frame = [r for r in counted if r["phase"] in FRAME]
+        floored = [r for r in ruled if r["phase"] not in FRAME]
         by_phase = {"idle_cores": sampled["idle_cores"], "sampled_s": sampled["total_s"],
-                    "rows_s": sum(r["cpu_s"] for r in rows if not r["beside"]),
-                    "frame_s": sum(r["cpu_s"] for r in frame), "frame_floor_s": frame_floor,
-                    "harness_s": sum(r["cpu_s"] for r in rows if not r["beside"] and r not in ruled
-                                     and r["phase"] not in FRAME),
-                    "floored_s": ruled_cpu - sum(r["cpu_s"] for r in frame if r in ruled), "floored_floor_s":
-                    ruled_floor - (frame_floor or 0.0)}
+                    "rows_s": sum(r["cpu_s"] for r in counted),
+                    "frame_s": sum(r["cpu_s"] for r in frame),
+                    "frame_floor_s": next((r["cpu_floor_s"] for r in frame if r["cpu_floor_s"] is not None), None),
+                    "floored_s": sum(r["cpu_s"] for r in floored),
+                    "floored_floor_s": sum(r["cpu_floor_s"] or 0.0 for r in floored),
+                    "harness_s": sum(r["cpu_s"] for r in counted if r not in ruled and r not in frame)}
     return {"runs": len(runs), "slots": slots, "wall_s": wall_s, "slot_s": slot_us / 1e6, "run_s": run_us / 1e6,
             "rows": rows, "other_names": unnamed, "settle": settle, "grid_floor": grid, "cpu_by_phase": by_phase}
 

@@ -82,9 +82,7 @@ impl SpanLog {
         let create = |source| SpanLogError::Create { path: path.to_path_buf(), source };
         let mut out = BufWriter::with_capacity(1 << 16, File::create(path).map_err(create)?);
         let epoch = Instant::now();
-        let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        let clock_us = i128::from(clock.tv_sec) * 1_000_000 + i128::from(clock.tv_nsec) / 1_000;
-        writeln!(out, "{{\"epoch\":{{\"clock\":\"monotonic\",\"us\":{clock_us}}}}}").map_err(create)?;
+        writeln!(out, "{{\"epoch\":{{\"clock\":\"monotonic\",\"us\":{}}}}}", monotonic_us()).map_err(create)?;
         Ok(SpanLog { out: Some(Arc::new(Mutex::new(out))), epoch: Some(epoch), warned: Arc::default() })
     }
 
@@ -218,6 +216,12 @@ where
     }
 }
 
+/// The machine's monotonic clock (`CLOCK_MONOTONIC`, what `Instant` reads) in microseconds.
+fn monotonic_us() -> i128 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    i128::from(t.tv_sec) * 1_000_000 + i128::from(t.tv_nsec) / 1_000
+}
+
 /// `s` as a JSON string.
 fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -269,9 +273,8 @@ mod tests {
         // The epoch first, on the monotonic clock, which had run before the log was opened.
         let epoch = lines.remove(0);
         assert_eq!(epoch["epoch"]["clock"], "monotonic", "{text}");
-        let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        let now_us = u64::try_from(now.tv_sec).unwrap() * 1_000_000 + u64::try_from(now.tv_nsec).unwrap() / 1_000;
-        assert!(epoch["epoch"]["us"].as_u64().is_some_and(|us| us > 0 && us <= now_us), "{text}");
+        let now_us = monotonic_us();
+        assert!(epoch["epoch"]["us"].as_i64().is_some_and(|us| us > 0 && i128::from(us) <= now_us), "{text}");
         assert_eq!(lines.len(), 3, "{text}");
         assert_eq!(lines[0]["name"], "settle");
         assert_eq!(lines[0]["fields"]["settled"], "true");
