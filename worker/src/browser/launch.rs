@@ -17,6 +17,11 @@ use super::Session;
 /// new one per document, which nothing a page sees depends on; the calibration set took about 5%
 /// less CPU (`docs/performance.md#render-document`). Chromium reads only the last
 /// `--disable-features`, so a flag of that name in `SKILLSHIFT_CHROMIUM_ARGS` replaces this list.
+/// `--renderer-process-limit=1`: past the limit, a new tab reuses a renderer of the same browser
+/// context and site instead of starting one, so the scorer's page and the agent's own new tabs share
+/// the attempt's renderer. Chromium never shares a renderer between browser contexts nor, with site
+/// isolation, between sites, so an attempt's pages still never meet another attempt's; the
+/// calibration set took about 5% less CPU (`docs/performance.md#renderer-limit`).
 pub const CHROMIUM_FLAGS: &[&str] = &[
     "--no-sandbox",
     "--disable-gpu",
@@ -30,6 +35,7 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
     "--disable-default-apps",
     "--disable-features=IgnoreDuplicateNavs,Prewarm,RenderDocument",
     "--disable-hang-monitor",
+    "--renderer-process-limit=1",
     "--disable-popup-blocking",
     "--disable-prompt-on-repost",
     "--disable-sync",
