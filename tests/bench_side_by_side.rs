@@ -78,9 +78,10 @@ fn two_real_sweeps_side_by_side_give_each_sides_cpu_and_compare_their_records() 
 
 #[test]
 fn bad_arguments_are_refused_with_one_line() {
+    let bin = env!("CARGO_BIN_EXE_skillshift");
     for (args, what) in [
         (&["--slots"][..], "--slots"),
-        (&["--env-b", "not-an-assignment", "--"][..], "not-an-assignment"),
+        (&["--bin-a", bin, "--env-b", "not-an-assignment", "--"][..], "not-an-assignment"),
         (&["--bin-a", "/nonexistent/skillshift", "--"][..], "/nonexistent/skillshift"),
         (&["--out"][..], "--out"),
     ] {

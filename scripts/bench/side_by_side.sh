@@ -28,12 +28,12 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+for e in $ENV_A $ENV_B; do
+  [[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || { echo "side_by_side.sh: '$e' in --env-a/--env-b is not NAME=VALUE" >&2; exit 2; }
+done
 BIN_B=${BIN_B:-$BIN_A}
 for b in "$BIN_A" "$BIN_B"; do
   [ -x "$b" ] || { echo "side_by_side.sh: no skillshift binary at '$b' (cargo build --release)" >&2; exit 2; }
-done
-for e in $ENV_A $ENV_B; do
-  [[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || { echo "side_by_side.sh: '$e' in --env-a/--env-b is not NAME=VALUE" >&2; exit 2; }
 done
 # The CPU counter: cgroup v1's cpuacct.usage (ns), else v2's cpu.stat usage_usec.
 if [ -d /sys/fs/cgroup/cpuacct ]; then
