@@ -44,16 +44,13 @@ else
   echo "side_by_side.sh: no cgroup CPU accounting under /sys/fs/cgroup" >&2; exit 2
 fi
 rm -rf "$OUT"; mkdir -p "$OUT"
-groups=()
-cleanup() { for g in "${groups[@]}"; do rmdir "$g" 2>/dev/null || true; done; }
-trap cleanup EXIT
+group() { echo "$base/skillshift-side-$1-$$"; }
+trap 'rmdir "$(group a)" "$(group b)" 2>/dev/null || true' EXIT
 for side in a b; do
-  g=$base/skillshift-side-$side-$$
-  mkdir "$g" 2>/dev/null || { echo "side_by_side.sh: cannot make the cgroup $g (run as root)" >&2; exit 2; }
-  groups+=("$g")
+  mkdir "$(group $side)" 2>/dev/null || { echo "side_by_side.sh: cannot make the cgroup $(group $side) (run as root)" >&2; exit 2; }
 done
 run() { # side binary env...; writes OUT/side.res: "usage_us wall_s status"
-  local side=$1 bin=$2 g=$base/skillshift-side-$1-$$; shift 2
+  local side=$1 bin=$2 g; g=$(group "$1"); shift 2
   local t0 t1 status=0
   t0=$(date +%s.%N)
   # The shell joins the cgroup, then becomes the sweep: every process the sweep starts is counted there.
@@ -72,10 +69,9 @@ pb=$!
 wait "$pa" "$pb"
 read -r ua wa sa <"$OUT/a.res"
 read -r ub wb sb <"$OUT/b.res"
-for s in a b; do
-  st=$([ $s = a ] && echo "$sa" || echo "$sb")
-  [ "$st" = 0 ] || { echo "side_by_side.sh: side $s's sweep failed (exit $st); see $OUT/$s.stderr" >&2; exit 1; }
-done
+failed() { echo "side_by_side.sh: side $1's sweep failed (exit $2); see $OUT/$1.stderr" >&2; exit 1; }
+[ "$sa" = 0 ] || failed a "$sa"
+[ "$sb" = 0 ] || failed b "$sb"
 records=$(python3 scripts/bench/same_records.py "$OUT/a/per_task.jsonl" "$OUT/b/per_task.jsonl" 2>&1 | tail -1) || true
 python3 - "$ua" "$wa" "$ub" "$wb" "$ENV_A" "$ENV_B" "$BIN_A" "$BIN_B" "$records" <<'PY'
 import sys
