@@ -2,8 +2,9 @@
 //! * `local` and `worker` without Chromium end at once with exit 2 and one line naming what is missing and
 //!   the command that installs it; `local` leaves no store or records behind;
 //! * a real worker (real Chromium, real coordinator over gRPC) whose browser stops starting mid-sweep stops
-//!   leasing after a few `browser` errors, answers `/readyz` 503 with the reason, is named with the reason in
-//!   `sweep status`, and takes work again once its browser starts; the sweep then finishes.
+//!   leasing after one `browser` error (its check that a browser starts then fails), answers `/readyz` 503 with
+//!   the reason, is named with the reason in `sweep status`, and takes work again once its browser starts; the
+//!   sweep then finishes with no unit invalid.
 
 mod support;
 
@@ -106,7 +107,7 @@ fn a_browser_that_stops_starting_mid_sweep_stops_the_worker_leasing_and_is_named
     wait_for(Duration::from_secs(120), "the worker never said its browser fails", || {
         get(&metrics, "/readyz").is_some_and(|(code, body)| code == 503 && body.contains("not taking work: browser:"))
     });
-    // The attempt leased before the third error was known may still be ending: wait for it.
+    // The attempt that found the browser off may still be ending: wait for it.
     sb.wait_until(&id, Duration::from_secs(60), |st| st["units"]["running"] == 0);
     std::thread::sleep(Duration::from_secs(2));
     let st = sb.status(&id).expect("status");
@@ -118,9 +119,9 @@ fn a_browser_that_stops_starting_mid_sweep_stops_the_worker_leasing_and_is_named
     assert!(text.lines().any(|l| l.starts_with("worker wB (") && l.contains("takes no work: browser:")), "{text}");
     // The errors say why, counted.
     assert!(text.contains("attempts errored") && text.contains("× browser: "), "{text}");
-    // It stops leasing: a few attempts errored, not the rest of the sweep.
-    let errors = st["attempts"]["error"].as_u64().unwrap_or(0);
-    assert!((3..=6).contains(&errors), "{errors} errors: {st}");
+    // It stops leasing: one attempt (its one slot's) errored, then its browser failed a check; no unit spent a
+    // second retry on the broken worker.
+    assert_eq!(st["attempts"]["error"], 1, "{st}");
     std::thread::sleep(Duration::from_secs(3));
     let later = sb.status(&id).expect("status");
     assert_eq!(later["attempts"]["error"], st["attempts"]["error"], "it leased more work: {later}");

@@ -23,6 +23,8 @@ mod session;
 pub mod simulate;
 pub mod wire;
 
+pub use session::BROKEN_AFTER;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -45,28 +45,60 @@ use crate::preflight::PreflightError;
 /// What an attempt task reports to the loop.
 enum Done {
     /// The attempt ended: its slot is free.
-    Finished(AttemptKey),
+    Finished(AttemptKey, Ended),
     /// Its record is on disk (or could not be written), with its trajectory when it has one.
     Stored(AttemptKey, Box<Record>, Result<bool, OutboxError>),
     /// An upload of link generation `.0` ended.
     Uploaded(u64, AttemptKey, Upload),
-    /// A check of the executor (its browser starts) ended, `Err` saying why not.
-    Checked(Result<(), PreflightError>),
+    /// A check of the executor (its browser starts) ended, `Err` saying why not; `.0` is the [`Hold::epoch`] it
+    /// was started in.
+    Checked(u64, Result<(), PreflightError>),
 }
 
-/// After this many `browser` errors in a row the worker takes no new work until its executor checks out.
+/// How an attempt ended, as far as the worker's own health goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ended {
+    /// A measured outcome: the browser works.
+    Measured,
+    /// An `error` for another reason (a timeout, a site reset, a cancellation).
+    Errored,
+    /// An `error` with reason `browser`, with its detail.
+    BrowserFailed(String),
+}
+
+impl Ended {
+    fn of(record: &Record) -> Ended {
+        if record.outcome != Some(Outcome::Error) {
+            return Ended::Measured;
+        }
+        if record.error.as_deref() != Some(skillshift_common::ErrorReason::Browser.as_str()) {
+            return Ended::Errored;
+        }
+        Ended::BrowserFailed(record.error_detail.clone().unwrap_or_else(|| "the browser failed".into()))
+    }
+}
+
+/// After this many `browser` errors in a row the worker takes no new work until its executor checks out,
+/// even when each check after one of them passed.
 pub const BROKEN_AFTER: u32 = 3;
 
 /// How often a worker that takes no work checks whether its browser starts again.
 pub const RECHECK_EVERY: Duration = Duration::from_secs(30);
 
-/// The worker takes no new work: its browser does not start.
-struct Broken {
-    reason: String,
+/// The worker withholds its free slots from the coordinator. After an attempt whose browser failed, it checks
+/// at once that a browser starts before it takes more work: a retried unit is offered first, and without the
+/// check the same broken worker would spend all its retries in seconds. A failed check (or [`BROKEN_AFTER`]
+/// failures in a row) makes the worker unavailable: not ready, named in `sweep status`, checked again every
+/// [`RECHECK_EVERY`].
+struct Hold {
+    /// Why the worker takes no work, once it is known; `None` while the check after one failure runs.
+    unavailable: Option<String>,
     /// Credits withheld from the coordinator, offered again once the executor checks out.
     owed: u32,
     checking: bool,
     next_check: Instant,
+    /// Counts the times the worker was declared unavailable: a check started before the last one is stale.
+    epoch: u64,
 }
 
 /// How an upload ended.
@@ -122,9 +154,9 @@ pub(super) struct Session {
     uploading: Option<AttemptKey>,
     /// Counts links, so a finished upload of an old link is recognised.
     generation: u64,
-    /// `browser` errors in a row, the last one's detail.
-    browser_errors: (u32, String),
-    broken: Option<Broken>,
+    /// `browser` errors in a row.
+    browser_errors: u32,
+    hold: Option<Hold>,
 }
 
 impl Session {
@@ -156,8 +188,8 @@ impl Session {
             uploads: VecDeque::new(),
             uploading: None,
             generation: 0,
-            browser_errors: (0, String::new()),
-            broken: None,
+            browser_errors: 0,
+            hold: None,
         })
     }
 
@@ -245,9 +277,9 @@ impl Session {
                 self.uploading = None;
                 self.uploads = self.outbox.pending_trajectories().map(|(k, _)| k.clone()).collect();
                 let free = self.slots.saturating_sub(self.running.len() as u32);
-                if let Some(b) = &mut self.broken {
-                    b.owed = free;
-                    ok &= link.send(Outgoing::Heartbeat { running: &keys, unavailable: Some(&b.reason) });
+                if let Some(h) = &mut self.hold {
+                    h.owed = free;
+                    ok &= link.send(Outgoing::Heartbeat { running: &keys, unavailable: h.unavailable.as_deref() });
                 } else if self.drain.is_none() && free > 0 {
                     ok &= link.send(Outgoing::Ready { credits: free });
                 }
@@ -293,13 +325,18 @@ impl Session {
 
     fn on_done(&mut self, done: Done) {
         match done {
-            Done::Finished(key) => {
+            Done::Finished(key, ended) => {
                 // The slot is free now; the record follows once it is on disk.
                 self.running.remove(&key);
                 self.storing += 1;
                 self.summary.attempts += 1;
-                match &mut self.broken {
-                    Some(b) => b.owed += 1,
+                match ended {
+                    Ended::Measured => self.browser_errors = 0,
+                    Ended::Errored => {}
+                    Ended::BrowserFailed(detail) => self.browser_failed(detail),
+                }
+                match &mut self.hold {
+                    Some(h) => h.owed += 1,
                     None if self.drain.is_none() => self.send(Outgoing::Ready { credits: 1 }),
                     None => {}
                 }
@@ -318,7 +355,6 @@ impl Session {
                     record.worker = Some(self.worker_id.clone());
                 }
                 let record = *record;
-                self.note_outcome(&record);
                 self.send(Outgoing::Record { key: &key, record: &record });
                 self.outbox.insert(key.clone(), record);
                 if traced {
@@ -342,67 +378,88 @@ impl Session {
                 }
                 self.next_upload();
             }
-            Done::Checked(result) => self.on_checked(result),
+            Done::Checked(epoch, result) => self.on_checked(epoch, result),
         }
     }
 
-    /// Counts `browser` errors in a row; past [`BROKEN_AFTER`], the worker stops taking work (not ready, no
-    /// credits) and checks its browser every [`RECHECK_EVERY`] until it starts again.
-    fn note_outcome(&mut self, record: &Record) {
-        let browser = record.outcome == Some(Outcome::Error)
-            && record.error.as_deref() == Some(skillshift_common::ErrorReason::Browser.as_str());
-        if !browser {
-            if record.outcome != Some(Outcome::Error) {
-                self.browser_errors = (0, String::new());
-            }
-            return;
+    /// An attempt's browser failed: the worker holds its free slots and checks at once that a browser starts;
+    /// past [`BROKEN_AFTER`] failures in a row it is unavailable whatever the check says.
+    fn browser_failed(&mut self, detail: String) {
+        self.browser_errors += 1;
+        let hold = self.hold.get_or_insert_with(|| Hold {
+            unavailable: None,
+            owed: 0,
+            checking: false,
+            next_check: Instant::now(),
+            epoch: 0,
+        });
+        if self.browser_errors >= BROKEN_AFTER && hold.unavailable.is_none() {
+            let reason = format!("browser: {detail}");
+            tracing::error!(errors = self.browser_errors, %reason, "the browser keeps failing; taking no new work until it starts again");
+            self.declare_unavailable(reason);
         }
-        let detail = record.error_detail.clone().unwrap_or_else(|| "the browser failed".into());
-        self.browser_errors = (self.browser_errors.0 + 1, detail);
-        if self.browser_errors.0 >= BROKEN_AFTER && self.broken.is_none() {
-            let reason = format!("browser: {}", self.browser_errors.1);
-            tracing::error!(errors = self.browser_errors.0, %reason, "the browser keeps failing; taking no new work until it starts again");
-            self.cfg.health.set_unavailable(Some(reason.clone()));
-            self.broken = Some(Broken { reason, owed: 0, checking: false, next_check: Instant::now() + RECHECK_EVERY });
-            self.on_heartbeat();
-        }
+        self.maybe_check();
+    }
+
+    /// The worker takes no work for `reason`: it is not ready, its heartbeats say why, and its browser is checked
+    /// again after [`RECHECK_EVERY`] (a check already running is stale).
+    fn declare_unavailable(&mut self, reason: String) {
+        let Some(h) = &mut self.hold else { return };
+        self.cfg.health.set_unavailable(Some(reason.clone()));
+        h.unavailable = Some(reason);
+        h.epoch += 1;
+        h.next_check = Instant::now() + RECHECK_EVERY;
+        self.on_heartbeat();
     }
 
     /// A check of the executor ended: on success the withheld credits are offered again.
-    fn on_checked(&mut self, result: Result<(), PreflightError>) {
-        let Some(b) = &mut self.broken else { return };
-        b.checking = false;
+    fn on_checked(&mut self, epoch: u64, result: Result<(), PreflightError>) {
+        let Some(h) = &mut self.hold else { return };
+        h.checking = false;
+        if epoch != h.epoch {
+            return;
+        }
         match result {
             Ok(()) => {
-                let owed = b.owed;
-                self.broken = None;
-                self.browser_errors = (0, String::new());
-                self.cfg.health.set_unavailable(None);
-                tracing::info!(credits = owed, "the browser starts again; taking work");
-                self.on_heartbeat();
+                let (owed, was_unavailable) = (h.owed, h.unavailable.is_some());
+                self.hold = None;
+                if was_unavailable {
+                    self.browser_errors = 0;
+                    self.cfg.health.set_unavailable(None);
+                    tracing::info!(credits = owed, "the browser starts again; taking work");
+                    self.on_heartbeat();
+                } else {
+                    tracing::info!(credits = owed, "a browser starts after an attempt's browser failed; taking work");
+                }
                 if self.drain.is_none() && owed > 0 {
                     self.send(Outgoing::Ready { credits: owed });
                 }
             }
             Err(why) => {
-                b.reason = format!("browser: {why}");
-                b.next_check = Instant::now() + RECHECK_EVERY;
-                self.cfg.health.set_unavailable(Some(b.reason.clone()));
-                tracing::warn!(reason = %b.reason, "the browser still does not start");
+                let reason = format!("browser: {why}");
+                if h.unavailable.is_none() {
+                    tracing::error!(%reason, "the browser does not start; taking no new work until it starts again");
+                    self.declare_unavailable(reason);
+                } else {
+                    h.next_check = Instant::now() + RECHECK_EVERY;
+                    self.cfg.health.set_unavailable(Some(reason.clone()));
+                    tracing::warn!(%reason, "the browser still does not start");
+                    h.unavailable = Some(reason);
+                }
             }
         }
     }
 
-    /// Starts a check of the executor when the worker is broken and one is due.
+    /// Starts a check of the executor when the worker holds its slots and one is due.
     fn maybe_check(&mut self) {
-        let Some(b) = &mut self.broken else { return };
-        if b.checking || Instant::now() < b.next_check {
+        let Some(h) = &mut self.hold else { return };
+        if h.checking || Instant::now() < h.next_check {
             return;
         }
-        b.checking = true;
-        let (tx, check) = (self.done_tx.clone(), self.executor.check());
+        h.checking = true;
+        let (tx, check, epoch) = (self.done_tx.clone(), self.executor.check(), h.epoch);
         self.attempts.spawn("executor-check", move |_| async move {
-            let _ = tx.send(Done::Checked(check.await)).await;
+            let _ = tx.send(Done::Checked(epoch, check.await)).await;
         });
     }
 
@@ -439,7 +496,7 @@ impl Session {
 
     fn on_heartbeat(&mut self) {
         let running: Vec<AttemptKey> = self.running.keys().cloned().collect();
-        let unavailable = self.broken.as_ref().map(|b| b.reason.clone());
+        let unavailable = self.hold.as_ref().and_then(|h| h.unavailable.clone());
         self.send(Outgoing::Heartbeat { running: &running, unavailable: unavailable.as_deref() });
         self.maybe_check();
     }
@@ -523,7 +580,7 @@ impl Session {
             // The executor ends the attempt when its own token (a child of this one) is cancelled.
             let (record, trajectory) = attempt.await;
             metrics.attempt_finished(record.outcome.map_or("error", |o| o.as_str()));
-            let _ = tx.send(Done::Finished(k.clone())).await;
+            let _ = tx.send(Done::Finished(k.clone(), Ended::of(&record))).await;
             // Compression and fsync off the async threads: the loop keeps serving while the disk works.
             let (k2, d2, fallback) = (k.clone(), dir.clone(), record.clone());
             let span = skillshift_telemetry::spans::deliver(&record.uid.to_string());
