@@ -17,7 +17,7 @@ use skillshift_common::ids::SweepId;
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Version};
 use skillshift_coordinator::client::Client;
 use skillshift_coordinator::planner::{SweepSpec, TreatmentSpec};
-use skillshift_coordinator::server::{self, Config};
+use skillshift_coordinator::server;
 use skillshift_coordinator::status::SweepStatus;
 use skillshift_experiment::settings::Connect;
 use skillshift_worker::executor::Executor;
@@ -25,6 +25,8 @@ use skillshift_worker::health::{Health, NotReady};
 use skillshift_worker::preflight::PreflightError;
 use skillshift_worker::remote::{self, RemoteConfig, BROKEN_AFTER};
 use skillshift_worker::CancellationToken;
+
+mod common;
 
 const TOKEN: &str = "t0k3n-for-the-test";
 
@@ -82,17 +84,7 @@ struct Bench {
 async fn start(check_ok: bool) -> Bench {
     let dir = tempfile::tempdir().unwrap();
     let cancel = CancellationToken::new();
-    let config = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        http: None,
-        data_dir: dir.path().join("coordinator"),
-        token: Some(TOKEN.into()),
-        tls: None,
-        lease_ttl: Duration::from_secs(30),
-        limits: Default::default(),
-        llm_budget: Default::default(),
-    };
-    let coordinator = server::start(config, cancel.child_token()).await.unwrap();
+    let coordinator = common::coordinator(dir.path(), TOKEN, cancel.child_token()).await;
     let url = format!("http://{}", coordinator.grpc_addr);
     let mut cfg = RemoteConfig::new(&url, "wF", dir.path().join("outbox"));
     cfg.token = Some(TOKEN.into());

@@ -14,7 +14,7 @@ use skillshift_common::blob::Blob;
 use skillshift_common::trajectory::{ScreenshotPolicy, Step, Trajectory};
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Uid, Version};
 use skillshift_coordinator::planner::{SweepSpec, TreatmentSpec};
-use skillshift_coordinator::server::{self, Config};
+
 use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_experiment::export;
 use skillshift_experiment::settings::Connect;
@@ -212,21 +212,7 @@ impl Executor for BigPage {
 async fn a_10_mb_observation_travels_in_chunks_through_the_real_stream_and_out_of_the_export() {
     let dir = tempfile::tempdir().unwrap();
     let cancel = CancellationToken::new();
-    let coordinator = server::start(
-        Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            http: None,
-            data_dir: dir.path().join("coordinator"),
-            token: Some("t0k3n-for-the-test".into()),
-            tls: None,
-            lease_ttl: Duration::from_secs(30),
-            limits: Default::default(),
-            llm_budget: Default::default(),
-        },
-        cancel.child_token(),
-    )
-    .await
-    .unwrap();
+    let coordinator = common::coordinator(dir.path(), "t0k3n-for-the-test", cancel.child_token()).await;
     let url = format!("http://{}", coordinator.grpc_addr);
     let mut cfg = RemoteConfig::new(&url, "big", dir.path().join("outbox"));
     cfg.token = Some("t0k3n-for-the-test".into());
