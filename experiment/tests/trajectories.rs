@@ -14,7 +14,6 @@ use skillshift_common::blob::Blob;
 use skillshift_common::trajectory::{ScreenshotPolicy, Step, Trajectory};
 use skillshift_common::{AttemptSpec, Condition, Outcome, Record, Site, Uid, Version};
 use skillshift_coordinator::planner::{SweepSpec, TreatmentSpec};
-
 use skillshift_experiment::embedded::{generated_tasks, Embedded};
 use skillshift_experiment::export;
 use skillshift_experiment::settings::Connect;

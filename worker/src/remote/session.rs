@@ -439,13 +439,10 @@ impl Session {
                 let reason = format!("browser: {why}");
                 if h.unavailable.is_none() {
                     tracing::error!(%reason, "the browser does not start; taking no new work until it starts again");
-                    self.declare_unavailable(reason);
                 } else {
-                    h.next_check = Instant::now() + RECHECK_EVERY;
-                    self.cfg.health.set_unavailable(Some(reason.clone()));
                     tracing::warn!(%reason, "the browser still does not start");
-                    h.unavailable = Some(reason);
                 }
+                self.declare_unavailable(reason);
             }
         }
     }
