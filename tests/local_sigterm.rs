@@ -1,6 +1,7 @@
 //! `skillshift local` stopped by a signal leaves no chromedriver or Chromium behind: SIGTERM in the middle
-//! of a sweep drains the workers, exports what was done and closes every browser; a second signal exits
-//! at once and still kills them. Real Chromium, real processes.
+//! of a sweep drains the workers, exports what was done and closes every browser; a second signal during
+//! the drain exits at once and still kills them, and the external agents too. Real Chromium, real
+//! processes.
 
 mod support;
 
@@ -51,12 +52,25 @@ fn is_browser(comm: &str) -> bool {
     comm.starts_with("chrom")
 }
 
-/// Starts `local` over gitlab's families under every condition and waits until its browsers run and it
-/// has done some of the sweep; returns the child and the browser processes seen then and since.
-fn start(out: &Path) -> (Child, BTreeMap<u32, (u64, String)>) {
+/// The external agent of the second test: it never answers, so its attempts run until they are
+/// cancelled, and a drain waits for them.
+const SILENT_AGENT: &str = "cmd:sh -c 'sleep 600; echo done'";
+
+/// Whether a process is what the silent agent started (its shell is not told apart from the browsers'
+/// wardens, also shells; the two die together, in one process group).
+fn is_agent(comm: &str) -> bool {
+    comm == "sleep"
+}
+
+/// Starts `local` over gitlab's families under every condition (with `args` added) and waits until its
+/// browsers run and it has done some of the sweep; returns the child and the browser and agent
+/// processes seen then and since.
+fn start(out: &Path, args: &[&str]) -> (Child, BTreeMap<u32, (u64, String)>) {
+    let ours = |c: &str| is_browser(c) || is_agent(c);
     let child = cli::bin()
         .args(["local", "--workers", "2", "--sites", "gitlab", "--out"])
         .arg(out)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -65,10 +79,10 @@ fn start(out: &Path) -> (Child, BTreeMap<u32, (u64, String)>) {
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut seen = BTreeMap::new();
     loop {
-        let now: BTreeMap<_, _> = descendants(child.id()).into_iter().filter(|(_, (_, c))| is_browser(c)).collect();
+        let now: BTreeMap<_, _> = descendants(child.id()).into_iter().filter(|(_, (_, c))| ours(c)).collect();
         seen.extend(now);
         let drivers = seen.values().filter(|(_, c)| c == "chromedriver").count();
-        let chromiums = seen.len() - drivers;
+        let chromiums = seen.values().filter(|(_, c)| is_browser(c)).count() - drivers;
         if drivers >= 2 && chromiums >= 2 {
             break;
         }
@@ -78,7 +92,7 @@ fn start(out: &Path) -> (Child, BTreeMap<u32, (u64, String)>) {
     // Some attempts under way, so the signal lands in the middle of the sweep.
     let busy = Instant::now() + Duration::from_secs(4);
     while Instant::now() < busy {
-        seen.extend(descendants(child.id()).into_iter().filter(|(_, (_, c))| is_browser(c)));
+        seen.extend(descendants(child.id()).into_iter().filter(|(_, (_, c))| ours(c)));
         std::thread::sleep(Duration::from_millis(200));
     }
     (child, seen)
@@ -108,7 +122,7 @@ fn wait(mut child: Child, limit: Duration) -> (std::process::ExitStatus, String)
     }
 }
 
-/// The browsers among `seen` still alive (same pid and start time) a moment after `local` exited.
+/// The processes among `seen` still alive (same pid and start time) a moment after `local` exited.
 fn left(seen: &BTreeMap<u32, (u64, String)>) -> Vec<String> {
     std::thread::sleep(Duration::from_millis(500));
     seen.iter()
@@ -121,7 +135,7 @@ fn left(seen: &BTreeMap<u32, (u64, String)>) -> Vec<String> {
 fn sigterm_drains_exports_and_leaves_no_browser_behind() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
-    let (child, seen) = start(&out);
+    let (child, seen) = start(&out, &[]);
     let pid = child.id();
     signal(pid, "TERM");
     let (status, err) = wait(child, Duration::from_secs(180));
@@ -135,16 +149,32 @@ fn sigterm_drains_exports_and_leaves_no_browser_behind() {
     assert!(err.contains("wrote "), "no export line:\n{err}");
 }
 
+/// The agent never answers, so the drain the first signal starts waits for the running attempts (up to
+/// 60 s): the second signal lands in it whatever this machine's speed.
 #[test]
-fn a_second_signal_exits_at_once_and_still_kills_the_browsers() {
+fn a_second_signal_exits_at_once_and_still_kills_the_browsers_and_agents() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (child, seen) = start(&dir.path().join("out"));
+    let (mut child, seen) = start(&dir.path().join("out"), &["--agent", SILENT_AGENT]);
+    let agents = seen.values().filter(|(_, c)| is_agent(c)).count();
+    assert!(agents >= 2, "no agent running under `local` (one per worker expected): {seen:?}");
     let pid = child.id();
     signal(pid, "TERM");
-    std::thread::sleep(Duration::from_millis(300));
+    // The second signal once the first is handled (its line printed), so it is the second one.
+    let mut stderr = child.stderr.take().expect("stderr piped");
+    let mut first = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&first).contains("shutting down") {
+        match std::io::Read::read(&mut stderr, &mut byte) {
+            Ok(1) => first.push(byte[0]),
+            _ => panic!("stderr closed before the shutdown line:\n{}", String::from_utf8_lossy(&first)),
+        }
+    }
     signal(pid, "INT");
-    let (status, err) = wait(child, Duration::from_secs(30));
+    child.stderr = Some(stderr);
+    let (status, rest) = wait(child, Duration::from_secs(30));
+    let err = format!("{}{rest}", String::from_utf8_lossy(&first));
     assert_eq!(status.code(), Some(130), "second signal: {status:?}\n{err}");
+    assert!(!err.contains("wrote "), "the orderly path ran to its export instead:\n{err}");
     let orphans = left(&seen);
-    assert!(orphans.is_empty(), "browsers left after a second signal: {orphans:?}\nstderr:\n{err}");
+    assert!(orphans.is_empty(), "processes left after a second signal: {orphans:?}\nstderr:\n{err}");
 }

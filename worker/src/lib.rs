@@ -20,6 +20,7 @@
 //! * [`agent`] and [`agents`]: the agent seam and its implementations.
 //! * [`health`]: `/healthz` and `/readyz` beside `/metrics` for an orchestrator's probes.
 //! * [`llm_permit`]: the worker's side of the cluster's LLM budget, a permit per LLM call.
+//! * [`groups`]: the process groups of the browsers and external agents, killed at once on an abrupt exit.
 //! * [`remote`]: the coordinator client loop, its wire edge, the outbox and the simulated executor.
 //!
 //! Every task this crate spawns belongs to a `skillshift_taskcenter::TaskCenter`.
@@ -38,6 +39,7 @@ pub mod capture;
 pub mod cdp;
 pub mod executor;
 pub mod floors;
+pub mod groups;
 pub mod health;
 pub mod judge;
 pub mod llm_permit;

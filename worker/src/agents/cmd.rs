@@ -35,6 +35,8 @@ pub const STDERR_DRAIN: Duration = Duration::from_secs(1);
 pub struct CmdAgent {
     program: String,
     child: Child,
+    /// The agent's process group (its pid), registered with [`crate::groups`] while it runs.
+    group: Option<u32>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     reply_timeout: Duration,
@@ -111,10 +113,15 @@ impl CmdAgent {
                 let _ = tokio::time::timeout(STDERR_DRAIN, rest).await;
             });
         }
-        tracing::debug!(agent = %program, pid = child.id(), "agent process started");
+        let group = child.id();
+        if let Some(pid) = group {
+            crate::groups::register(pid);
+        }
+        tracing::debug!(agent = %program, pid = group, "agent process started");
         Ok(CmdAgent {
             program: program.clone(),
             child,
+            group,
             stdin,
             stdout: BufReader::new(stdout),
             reply_timeout: DEFAULT_REPLY_TIMEOUT,
@@ -278,16 +285,11 @@ impl Drop for CmdAgent {
     /// Kills the agent's whole process group, so helpers it started do not outlive the attempt; the child
     /// itself is also killed and reaped by `kill_on_drop`.
     fn drop(&mut self) {
-        if let Some(pid) = self.child.id() {
-            let group = format!("-{pid}");
-            let killed = std::process::Command::new("kill")
-                .args(["-KILL", "--", &group])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            if let Err(e) = killed {
-                tracing::warn!(agent = %self.program, pid, error = %e, "cannot kill the agent's process group");
+        if let Some(pid) = self.group {
+            // Once the agent is reaped its pid may name another process: then it is only forgotten.
+            match self.child.id() {
+                Some(_) => crate::groups::kill(pid),
+                None => crate::groups::forget(pid),
             }
         }
         self.tasks.cancel();

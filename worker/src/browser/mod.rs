@@ -34,7 +34,7 @@
 //!   environment's toggles read in one place;
 //! * `error`: [`BrowserError`] and its [`Fault`], and [`deadline`];
 //! * `process`: supervision of the chromedriver and Chromium processes (process groups, the
-//!   warden, [`kill_all_browsers`]);
+//!   warden; each group registered with [`crate::groups`]);
 //! * `webdriver`: the WebDriver glue (fantoccini's errors turned into [`BrowserError`]s once,
 //!   chromedriver's DevTools relay, WebDriver's windows);
 //! * `session`: [`Session`], opening one, attaching DevTools to its tab, DevTools calls;
@@ -62,6 +62,5 @@ mod webdriver;
 pub use error::{deadline, BrowserError, Fault};
 pub use launch::{BrowserConfig, BrowserEnv, Devtools, CHROMIUM_FLAGS, FULL_CHROMIUM, HEADLESS_SHELL};
 pub use pool::Driver;
-pub use process::kill_all_browsers;
 pub use session::Session;
 pub use settle::InputMark;

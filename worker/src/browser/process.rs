@@ -1,9 +1,8 @@
 //! Supervision of the processes the worker starts for its browsers: a chromedriver per slot,
 //! leader of a process group of its own that holds every Chromium started for it; a warden that
-//! kills the group when the worker itself is killed; and [`kill_all_browsers`] for an exit that
-//! skips the orderly shutdown.
+//! kills the group when the worker itself is killed; each group registered with [`crate::groups`]
+//! for an exit that skips the orderly shutdown.
 
-use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -27,9 +26,7 @@ pub(super) struct DriverProc {
 impl DriverProc {
     pub(super) fn new(child: tokio::process::Child, port: u16) -> DriverProc {
         let pid = child.id().unwrap_or(0);
-        if let Ok(mut live) = LIVE_GROUPS.lock() {
-            live.insert(pid);
-        }
+        crate::groups::register(pid);
         let warden = warden(pid);
         if warden.is_none() {
             tracing::warn!(pid, "no warden for chromedriver: a kill -9 of this worker would leave it running");
@@ -43,10 +40,7 @@ impl DriverProc {
         if let Some(mut w) = self.warden.take() {
             let _ = w.start_kill();
         }
-        kill_group(self.pid);
-        if let Ok(mut live) = LIVE_GROUPS.lock() {
-            live.remove(&self.pid);
-        }
+        crate::groups::kill(self.pid);
         self.pid = 0;
     }
 }
@@ -153,20 +147,6 @@ impl BrowserProc {
     }
 }
 
-/// The process groups of every chromedriver this process runs (see [`kill_all_browsers`]).
-static LIVE_GROUPS: std::sync::Mutex<BTreeSet<u32>> = std::sync::Mutex::new(BTreeSet::new());
-
-/// Kills every chromedriver and Chromium this process started, at once: for an exit that skips
-/// the orderly shutdown (a second Ctrl-C).
-pub fn kill_all_browsers() {
-    let groups: Vec<u32> = match LIVE_GROUPS.lock() {
-        Ok(live) => live.iter().copied().collect(),
-        Err(_) => return,
-    };
-    for pgid in groups {
-        kill_group(pgid);
-    }
-}
 pub(super) fn free_port() -> std::io::Result<u16> {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     Ok(l.local_addr()?.port())
@@ -191,12 +171,4 @@ fn warden(pgid: u32) -> Option<tokio::process::Child> {
         .kill_on_drop(true)
         .spawn()
         .ok()
-}
-
-/// Kills a process group (chromedriver and the browsers it started); one it cannot signal is gone.
-fn kill_group(pgid: u32) {
-    let Some(pid) = i32::try_from(pgid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) else {
-        return;
-    };
-    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
 }
