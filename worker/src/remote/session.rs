@@ -20,11 +20,9 @@
 //! restarted on the same outbox (after a crash, say) is the same worker to the
 //! coordinator, which then accepts the records and trajectories it left.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
-
-use std::collections::VecDeque;
 
 use skillshift_common::blob::{Blob, Limits, MAX_BLOB_BYTES};
 use skillshift_common::ids::AttemptKey;
@@ -259,8 +257,6 @@ impl Session {
             Ok(link) => {
                 if self.worker_id != link.worker_id {
                     tracing::info!(worker = %link.worker_id, "registered with the coordinator");
-                }
-                if self.worker_id != link.worker_id {
                     if let Err(e) = self.outbox.keep_identity(&link.worker_id) {
                         tracing::warn!(error = %e, "the worker's identity could not be kept in its outbox");
                     }
