@@ -89,7 +89,9 @@ fn a_worker_paused_past_the_ttl_has_its_late_records_kept_under_their_own_attemp
         let records = sb.export(&id, "per_task.jsonl");
         let by_unit = units(&records); // no key twice
         let late = records.iter().find(|r| key(r) == lost_key).expect("the attempt keeps its key");
-        if late["error"] != "worker_lost" {
+        // Every placeholder replaced (with a 1 s TTL a stall of the other worker can lose one of its own
+        // attempts too, whose late record then comes the same way).
+        if records.iter().all(|r| r["error"] != "worker_lost") {
             assert_eq!(late["worker"], lost_worker, "stored as the paused worker's own record");
             let (t, u, c, rep, attempt) = lost_key.clone();
             let unit = &by_unit[&(t, u, c, rep)];
@@ -97,10 +99,9 @@ fn a_worker_paused_past_the_ttl_has_its_late_records_kept_under_their_own_attemp
                 let decided = outcome(unit).expect("an outcome");
                 assert!(decided["attempt"].as_u64() <= Some(attempt), "lowest non-error attempt decides");
             }
-            assert!(records.iter().all(|r| r["error"] != "worker_lost"), "no placeholder left");
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "no late record arrived:\n{}", sb.logs());
+        assert!(std::time::Instant::now() < deadline, "a worker_lost placeholder was never replaced:\n{}", sb.logs());
         std::thread::sleep(Duration::from_millis(200));
     }
 }

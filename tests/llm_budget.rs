@@ -192,10 +192,13 @@ fn a_killed_workers_permit_expires_with_its_lease() {
 fn a_coordinator_restart_keeps_the_ceiling_and_does_not_deadlock() {
     let _serial = one_at_a_time();
     let rt = runtime();
+    // The restarted coordinator grants nothing for half a TTL (3 s) while the worker renews every third
+    // (2 s): a renewal has 1 s to arrive after the restart, however loaded the machine. A call (6 s) outlasts
+    // the kill, the restart and that quiet window, so the waiting slot asks while it is still open.
     let llm = rt
-        .block_on(ScriptedLlm::start_endless(vec![], Scripted::text("ok"), Duration::from_millis(2500)))
+        .block_on(ScriptedLlm::start_endless(vec![], Scripted::text("ok"), Duration::from_millis(6000)))
         .expect("llm");
-    let mut sb = small_cluster(&llm, 1500, &["--llm-concurrency", "1"]);
+    let mut sb = small_cluster(&llm, 6000, &["--llm-concurrency", "1"]);
     sb.add_worker(20, &["--slots", "2", "--simulate-llm"]);
     let id = sb.submit(1, &["--agent", "reference", "--max-steps", "1", "--conditions", "src,src-perc,tgt"]);
     wait_for(Duration::from_secs(30), "the first call", &sb, || llm.requests().len() == 1);

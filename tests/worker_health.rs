@@ -23,8 +23,14 @@ fn ready_when_connected_alive_but_not_ready_while_draining() {
     let id = sb.submit(1, &[]);
     sb.wait_until(&id, Duration::from_secs(30), |st| st["units"]["running"] == 1);
     sb.signal_worker(w, "TERM");
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(get(&addr, "/readyz"), Some((503, "draining\n".into())), "a draining worker takes no work");
+    // The 3 s attempt is still running: the drain lasts until it ends, and the probe says so meanwhile.
+    let t1 = Instant::now();
+    let mut ready = get(&addr, "/readyz");
+    while ready.as_ref().map(|r| r.0) == Some(200) && t1.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+        ready = get(&addr, "/readyz");
+    }
+    assert_eq!(ready, Some((503, "draining\n".into())), "a draining worker takes no work");
     assert_eq!(get(&addr, "/healthz"), Some((200, "ok\n".into())), "and is alive, so it is not killed mid-drain");
     let status = sb.workers[w].wait().expect("worker exits");
     assert!(status.success(), "{status:?}\n{}", sb.logs());

@@ -169,7 +169,9 @@ async fn bad_messages_are_malformed() {
 
 #[tokio::test]
 async fn an_agent_that_exits_is_a_process_error() {
-    let err = first_error(&sh("read t; exit 3")).await;
+    // It reads the task and the first observation, so the exit comes when a reply is awaited, never
+    // while the observation is still being written (that is a broken pipe, another error).
+    let err = first_error(&sh("read t; read o; exit 3")).await;
     assert!(matches!(&err, AgentError::Process(m) if m.contains("closed its output")), "{err}");
 }
 

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -18,6 +19,7 @@ use skillshift_worker::agent::{Agent, AgentError, Move, Observation, Reply, Task
 use skillshift_worker::attempt::{run_attempt, RunContext, TaskSource};
 use skillshift_worker::browser::{BrowserConfig, Driver};
 use skillshift_worker::CancellationToken;
+use tokio::sync::Notify;
 
 fn pages() -> axum::Router {
     axum::Router::new()
@@ -38,10 +40,12 @@ fn pages() -> axum::Router {
 
 use futures::StreamExt;
 
-/// Waits a little at each step, then answers `kiwi` at step `stop_at`.
+/// Waits a little at each step, then answers `kiwi` at step `stop_at`; from step 1 on, notifies
+/// `stepped` (so a test knows the attempt is under way, its browser open).
 struct SlowAgent {
     stop_at: u32,
     delay: Duration,
+    stepped: Option<Arc<Notify>>,
 }
 
 impl Agent for SlowAgent {
@@ -54,6 +58,11 @@ impl Agent for SlowAgent {
         } else {
             Move::Action(Action::Scroll { down: true })
         };
+        if obs.step >= 1 {
+            if let Some(n) = &self.stepped {
+                n.notify_one();
+            }
+        }
         let delay = self.delay;
         Box::pin(async move {
             tokio::time::sleep(delay).await;
@@ -80,7 +89,7 @@ async fn a_page_that_never_loads_ends_as_task_timeout_within_the_ceiling() {
     let spec = common::spec(Uid::new(Site::Gitlab, Version::V1, 0), Condition::Src, 1, 4_000, None);
     let t = Instant::now();
     let agent = Box::new(|_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
-        Ok(Box::new(SlowAgent { stop_at: 0, delay: Duration::ZERO }))
+        Ok(Box::new(SlowAgent { stop_at: 0, delay: Duration::ZERO, stepped: None }))
     });
     let r = run_attempt(&ctx, &driver, &spec, agent, None, CancellationToken::new()).await;
     let took = t.elapsed();
@@ -92,47 +101,40 @@ async fn a_page_that_never_loads_ends_as_task_timeout_within_the_ceiling() {
     driver.shutdown().await;
 }
 
-/// Waits until the attempt has a browser and has taken a step or two, then sends SIGKILL to
-/// chromedriver alone, or with `group` to its process group (chromedriver and the browsers the
-/// worker started in it). Returns the pid killed.
-async fn kill_mid_attempt(driver: std::sync::Arc<Driver>, group: bool) -> u32 {
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut pid = None;
-    for _ in 0..100 {
-        pid = driver.pid().await;
-        if pid.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let pid = pid.expect("chromedriver started");
+/// Waits until the attempt's agent is at its first step (so its browser is open, whatever the
+/// machine's speed), then sends SIGKILL to chromedriver alone, or with `group` to its process group
+/// (chromedriver and the browsers the worker started in it). Returns the pid killed.
+async fn kill_mid_attempt(driver: Arc<Driver>, stepped: Arc<Notify>, group: bool) -> u32 {
+    tokio::time::timeout(Duration::from_secs(60), stepped.notified()).await.expect("the attempt reached step 1");
+    let pid = driver.pid().await.expect("chromedriver started");
     let target = if group { format!("-{pid}") } else { pid.to_string() };
     let status = std::process::Command::new("kill").args(["-KILL", "--", &target]).status().expect("kill");
     assert!(status.success());
     pid
 }
 
-fn slow_agent() -> skillshift_worker::attempt::AgentFactory {
-    Box::new(|_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
-        Ok(Box::new(SlowAgent { stop_at: 6, delay: Duration::from_millis(400) }))
+fn slow_agent(stepped: &Arc<Notify>) -> skillshift_worker::attempt::AgentFactory {
+    let stepped = stepped.clone();
+    Box::new(move |_: &skillshift_common::task::Task| -> Result<Box<dyn Agent>, AgentError> {
+        Ok(Box::new(SlowAgent { stop_at: 6, delay: Duration::from_millis(400), stepped: Some(stepped.clone()) }))
     })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_killed_mid_attempt_is_a_browser_error_and_the_next_attempt_succeeds() {
     let (ctx, _dir) = context().await;
-    let driver = std::sync::Arc::new(Driver::new(BrowserConfig::default()));
+    let driver = Arc::new(Driver::new(BrowserConfig::default()));
+    let stepped = Arc::new(Notify::new());
     let spec = common::spec(Uid::new(Site::Gitlab, Version::V1, 1), Condition::Src, 1, 60_000, None);
     let (r, _) = tokio::join!(
-        run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()),
-        kill_mid_attempt(driver.clone(), true)
+        run_attempt(&ctx, &driver, &spec, slow_agent(&stepped), None, CancellationToken::new()),
+        kill_mid_attempt(driver.clone(), stepped.clone(), true)
     );
     assert_eq!(r.outcome, Some(Outcome::Error), "{r:?}");
     assert_eq!(r.error.as_deref(), Some("browser"));
     common::validate(std::slice::from_ref(&r));
 
-    let r2 = run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()).await;
+    let r2 = run_attempt(&ctx, &driver, &spec, slow_agent(&stepped), None, CancellationToken::new()).await;
     assert_eq!(r2.outcome, Some(Outcome::Success), "{r2:?}");
     assert_eq!(r2.answer.as_deref(), Some("kiwi"));
     driver.shutdown().await;
@@ -143,11 +145,12 @@ async fn a_browser_killed_mid_attempt_is_a_browser_error_and_the_next_attempt_su
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromedriver_killed_mid_attempt_leaves_the_attempt_measured_and_is_replaced_with_its_browser() {
     let (ctx, _dir) = context().await;
-    let driver = std::sync::Arc::new(Driver::new(BrowserConfig::default()));
+    let driver = Arc::new(Driver::new(BrowserConfig::default()));
+    let stepped = Arc::new(Notify::new());
     let spec = common::spec(Uid::new(Site::Gitlab, Version::V1, 1), Condition::Src, 1, 60_000, None);
     let (r, killed) = tokio::join!(
-        run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()),
-        kill_mid_attempt(driver.clone(), false)
+        run_attempt(&ctx, &driver, &spec, slow_agent(&stepped), None, CancellationToken::new()),
+        kill_mid_attempt(driver.clone(), stepped.clone(), false)
     );
     assert_eq!(r.outcome, Some(Outcome::Success), "{r:?}");
     assert_eq!(r.answer.as_deref(), Some("kiwi"));
@@ -157,7 +160,7 @@ async fn chromedriver_killed_mid_attempt_leaves_the_attempt_measured_and_is_repl
     assert_eq!(session.uses(), 0, "the browser of a dead chromedriver is not reused");
     assert_ne!(driver.pid().await, Some(killed), "chromedriver was restarted");
     driver.checkin(session).await;
-    let r2 = run_attempt(&ctx, &driver, &spec, slow_agent(), None, CancellationToken::new()).await;
+    let r2 = run_attempt(&ctx, &driver, &spec, slow_agent(&stepped), None, CancellationToken::new()).await;
     assert_eq!(r2.outcome, Some(Outcome::Success), "{r2:?}");
     driver.shutdown().await;
 }
