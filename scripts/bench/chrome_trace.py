@@ -7,7 +7,8 @@
 Runs COMMAND (e.g. ./target/release/skillshift local --workers 1 --families data/calibration_set.json) with
 `--remote-debugging-port=PORT` added to SKILLSHIFT_CHROMIUM_ARGS, so the worker's headless shell also listens
 on that port beside its DevTools pipe. With several workers only the first browser binds the port. Each window
-waits for a browser it has not traced yet (a worker starts a new one every 50 attempts), records every
+waits for a browser it has not traced yet that has a site's page open (a worker starts a new one every 50
+attempts; a browser started only for the preflight check never opens one), records every
 process's trace events for WINDOW seconds through the DevTools `Tracing` domain, and writes them to
 DIR/trace-N.json. A window whose browser closes before its trace is read is dropped and taken again on the next
 browser. COMMAND then runs to its end; its exit status is this script's.
@@ -126,6 +127,17 @@ def browser_url(port):
         return None
 
 
+def serving(port):
+    """Whether the browser on `port` has a page open on a site: a worker's browser at its attempts, not one
+    started only to check that a browser starts (`local`'s preflight, closed at once)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=2) as r:
+            targets = json.load(r)
+    except (OSError, ValueError):
+        return False
+    return any(t.get("type") == "page" and str(t.get("url", "")).startswith("http") for t in targets)
+
+
 def trace_window(url, seconds, path):
     b = Browser(url)
     b.call("Tracing.start", {"transferMode": "ReturnAsStream", "streamFormat": "json", "traceConfig": {
@@ -168,7 +180,7 @@ def main():
     seen, taken = set(), 0
     while taken < a.windows and proc.poll() is None:
         url = browser_url(a.port)
-        if url is None or url in seen:
+        if url is None or url in seen or not serving(a.port):
             time.sleep(0.05)
             continue
         seen.add(url)
