@@ -6,6 +6,9 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use axum::http::header::{LOCATION, SET_COOKIE};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse};
@@ -26,12 +29,21 @@ const HOME: &str = r#"<!doctype html><title>Home</title><main><h1>Home</h1>
 <form method="post" action="/save"><input name="title" aria-label="Title" value="kiwi pie"><button>Save</button></form>
 </main>"#;
 
-async fn base() -> String {
-    common::serve(
+/// The fixture server, and whether it has served `/third` (the page's `window.open`).
+async fn base() -> (String, Arc<AtomicBool>) {
+    let third = Arc::new(AtomicBool::new(false));
+    let served = third.clone();
+    let url = common::serve(
         axum::Router::new()
             .route("/", get(|| async { Html(HOME) }))
             .route("/second", get(|| async { Html("<title>Second</title><main><h1>Second tab</h1></main>") }))
-            .route("/third", get(|| async { Html("<title>Third</title><main><h1>Third tab</h1></main>") }))
+            .route(
+                "/third",
+                get(move || {
+                    served.store(true, Ordering::SeqCst);
+                    async { Html("<title>Third</title><main><h1>Third tab</h1></main>") }
+                }),
+            )
             .route("/fourth", get(|| async { Html("<title>Fourth</title><main><h1>Fourth tab</h1></main>") }))
             .route(
                 "/save",
@@ -43,7 +55,8 @@ async fn base() -> String {
             )
             .route("/saved", get(|| async { Html("<title>Saved</title><main><h1>Saved</h1></main>") })),
     )
-    .await
+    .await;
+    (url, third)
 }
 
 fn id_of(s: &Snapshot, needle: &str) -> u64 {
@@ -86,7 +99,7 @@ fn find<'a>(har: &'a Har, method: &str, path: &str) -> &'a Entry {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tab_gets_the_perturbations_and_joins_the_network_trace() {
-    let base = base().await;
+    let (base, third_served) = base().await;
     let driver = Driver::new(BrowserConfig::default());
     let s = driver.checkout().await.unwrap();
     assert!(s.context_id().is_some(), "the attempt runs in a browser context of its own");
@@ -122,6 +135,18 @@ async fn every_tab_gets_the_perturbations_and_joins_the_network_trace() {
     modal_in_current_tab(&s, &t, &p, "a tab the page opened").await;
     let header = tabs::observe(&s, &t).await.unwrap().text;
     assert!(header.starts_with("Tab 0: Home | Tab 1 (current): "), "{header}");
+
+    // Step 2's requests are all in the trace before step 3 begins: the popup's `/third` was served, and the
+    // browser sent its request's event before the request itself; an observation's answer comes after it on
+    // the same connection, whose reader folds the trace in order.
+    for _ in 0..200 {
+        if third_served.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(third_served.load(Ordering::SeqCst), "the page's window.open loaded /third");
+    tabs::observe(&s, &t).await.unwrap();
 
     // Step 3: the agent's own new tab.
     s.network_step(3);
