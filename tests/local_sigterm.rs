@@ -9,6 +9,7 @@ mod support;
 mod cli;
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -160,19 +161,15 @@ fn a_second_signal_exits_at_once_and_still_kills_the_browsers_and_agents() {
     let pid = child.id();
     signal(pid, "TERM");
     // The second signal once the first is handled (its line printed), so it is the second one.
-    let mut stderr = child.stderr.take().expect("stderr piped");
-    let mut first = Vec::new();
-    let mut byte = [0u8; 1];
-    while !String::from_utf8_lossy(&first).contains("shutting down") {
-        match std::io::Read::read(&mut stderr, &mut byte) {
-            Ok(1) => first.push(byte[0]),
-            _ => panic!("stderr closed before the shutdown line:\n{}", String::from_utf8_lossy(&first)),
-        }
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let mut err = String::new();
+    while !err.contains("shutting down") {
+        let n = stderr.read_line(&mut err).expect("read stderr");
+        assert!(n > 0, "stderr closed before the shutdown line:\n{err}");
     }
     signal(pid, "INT");
-    child.stderr = Some(stderr);
-    let (status, rest) = wait(child, Duration::from_secs(30));
-    let err = format!("{}{rest}", String::from_utf8_lossy(&first));
+    let (status, _) = wait(child, Duration::from_secs(30));
+    stderr.read_to_string(&mut err).expect("read stderr");
     assert_eq!(status.code(), Some(130), "second signal: {status:?}\n{err}");
     assert!(!err.contains("wrote "), "the orderly path ran to its export instead:\n{err}");
     let orphans = left(&seen);
