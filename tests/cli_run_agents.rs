@@ -226,3 +226,64 @@ read obs
     assert!(steps[1].get("reported_skills").is_none(), "no reports, no field: {}", steps[1]);
     assert_eq!(t["failure_category"], "skill_failure");
 }
+
+/// Whether process `pid` is alive: in `/proc` and neither a zombie nor dead (a container's PID 1 may
+/// leave orphans unreaped).
+fn alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next().map(str::to_string));
+    !matches!(state.as_deref(), Some("Z") | Some("X") | None)
+}
+
+/// The live processes whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let args: Vec<&[u8]> = raw.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
+        if args.len() == argv.len() && args.iter().zip(argv).all(|(a, b)| *a == b.as_bytes()) && alive(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A run killed outright (`kill -9`: no destructor runs) takes its external agent with it, helpers
+/// included: the agent's process group has a warden, as the browsers' have, so an agent that calls a
+/// paid model does not run on under PID 1.
+#[test]
+fn an_external_agent_dies_with_a_run_killed_outright() {
+    let (uid, _) = search_task();
+    let data = tempfile::tempdir().unwrap();
+    // A helper (`sleep`, forked by the agent's shell) with a number no other test uses.
+    let seconds = (7000 + std::process::id() % 2000).to_string();
+    let agent = format!("cmd:sh -c 'sleep {seconds}; echo done'");
+    let mut run = cli::bin()
+        .args(["run", &uid, "--condition", "src", "--agent", &agent, "--skills", "none", "--max-steps", "5"])
+        .arg("--data")
+        .arg(data.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let helper = loop {
+        if let Some(pid) = processes_running(&["sleep", &seconds]).first() {
+            break *pid;
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "the agent never started");
+        assert!(run.try_wait().unwrap().is_none(), "the run ended before its agent started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let t0 = std::time::Instant::now();
+    while alive(helper) {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(15),
+            "the agent's helper (pid {helper}, sleep {seconds}) outlived the killed run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

@@ -1,15 +1,97 @@
 //! The process groups this process started and still runs: every chromedriver with the Chromium it
-//! started, every external (`cmd:`) agent with what it started. Each owner kills its group when it
-//! is dropped; [`kill_all`] is for an exit that skips destructors (a second Ctrl-C), so neither
-//! browsers nor agents outlive it.
+//! started, every external (`cmd:`) agent with what it started. Each is a [`Group`], killed when
+//! its owner drops it; [`kill_all`] is for an exit that skips destructors (a second Ctrl-C), and
+//! each group's warden for a death that runs no code at all (`kill -9`, the OOM killer), so neither
+//! browsers nor agents outlive this process.
 
 use std::collections::BTreeSet;
+use std::process::Stdio;
 use std::sync::Mutex;
 
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
+/// A process group this process started (its leader spawned with `process_group(0)`) and owns:
+/// registered for [`kill_all`] while it runs, watched by a [`warden`], killed when dropped.
+pub(crate) struct Group {
+    /// The leader's pid; 0 once the group is killed or forgotten.
+    pgid: u32,
+    warden: Option<tokio::process::Child>,
+}
+
+impl Group {
+    /// Takes charge of group `pgid`. Must be called inside a tokio runtime (the warden is a child
+    /// process); without a warden, logged with `what`, the group is still killed on every exit
+    /// path but a `kill -9` of this process.
+    pub(crate) fn adopt(pgid: u32, what: &str) -> Group {
+        register(pgid);
+        let warden = warden(pgid);
+        if warden.is_none() {
+            tracing::warn!(pid = pgid, "no warden for {what}: a kill -9 of this process would leave it running");
+        }
+        Group { pgid, warden }
+    }
+
+    /// The group's id (its leader's pid); 0 once killed or forgotten.
+    pub(crate) fn id(&self) -> u32 {
+        self.pgid
+    }
+
+    /// Kills the group at once. Only the first call signals: the id may be reused after the leader
+    /// is reaped. The warden goes first, so it never signals a group id that is free again.
+    pub(crate) fn kill(&mut self) {
+        self.stop_warden();
+        if self.pgid != 0 {
+            kill(self.pgid);
+            self.pgid = 0;
+        }
+    }
+
+    /// Lets the group go without signalling it: its leader is reaped and the id may name another
+    /// process by now.
+    pub(crate) fn forget(&mut self) {
+        self.stop_warden();
+        if self.pgid != 0 {
+            forget(self.pgid);
+            self.pgid = 0;
+        }
+    }
+
+    fn stop_warden(&mut self) {
+        if let Some(mut w) = self.warden.take() {
+            let _ = w.start_kill();
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A shell outside the group that waits for its standard input to close, then kills process group
+/// `pgid`. Only this process holds the pipe's other end (close-on-exec, so no child inherits it),
+/// and the kernel closes it however this process ends, `kill -9` included: the group then goes with
+/// it instead of living on under PID 1.
+fn warden(pgid: u32) -> Option<tokio::process::Child> {
+    if pgid <= 1 {
+        return None;
+    }
+    tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(r#"cat >/dev/null; kill -s KILL -- "-$0" 2>/dev/null"#)
+        .arg(pgid.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .ok()
+}
+
 /// Notes a running group by its leader's pid (the group id).
-pub(crate) fn register(pgid: u32) {
+fn register(pgid: u32) {
     if let Ok(mut live) = LIVE.lock() {
         live.insert(pgid);
     }
@@ -17,13 +99,13 @@ pub(crate) fn register(pgid: u32) {
 
 /// Kills group `pgid` at once and forgets it. Call it once per group: the id may be reused after
 /// its leader is reaped.
-pub(crate) fn kill(pgid: u32) {
+fn kill(pgid: u32) {
     forget(pgid);
     kill_group(pgid);
 }
 
 /// Forgets group `pgid` without signalling it (its leader is gone and the id may name another process).
-pub(crate) fn forget(pgid: u32) {
+fn forget(pgid: u32) {
     if let Ok(mut live) = LIVE.lock() {
         live.remove(&pgid);
     }

@@ -7,7 +7,8 @@
 //! `skill_report` lines for skills it ran itself. Its stderr is logged through tracing. Every reply has a
 //! deadline; a line that is not such a message, a line over [`MAX_LINE_BYTES`], or the agent closing its
 //! stdout is an [`AgentError`], which ends the attempt as `error` (`agent`). The child runs in its own process
-//! group, which is killed when the agent is dropped, helpers it started included. The task that logs its
+//! group, which is killed when the agent is dropped, helpers it started included, and by a warden when
+//! the worker is killed outright (`kill -9`), so an agent that calls a paid model never outlives it. The task that logs its
 //! stderr belongs to the agent's own [`TaskCenter`]; dropping the agent cancels it, after it has logged
 //! what the agent wrote last (within [`STDERR_DRAIN`]).
 
@@ -24,6 +25,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use crate::action::Action;
 use crate::agent::{Agent, AgentError, Move, Observation, Reply, SkillReport, TaskBrief, Usage};
+use crate::groups::Group;
 
 /// The longest line accepted from the agent.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
@@ -35,8 +37,9 @@ pub const STDERR_DRAIN: Duration = Duration::from_secs(1);
 pub struct CmdAgent {
     program: String,
     child: Child,
-    /// The agent's process group (its pid), registered with [`crate::groups`] while it runs.
-    group: Option<u32>,
+    /// The agent's process group (its pid): killed when the agent is dropped, by its warden when
+    /// the worker is killed outright.
+    group: Option<Group>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     reply_timeout: Duration,
@@ -113,11 +116,9 @@ impl CmdAgent {
                 let _ = tokio::time::timeout(STDERR_DRAIN, rest).await;
             });
         }
-        let group = child.id();
-        if let Some(pid) = group {
-            crate::groups::register(pid);
-        }
-        tracing::debug!(agent = %program, pid = group, "agent process started");
+        let pid = child.id();
+        let group = pid.map(|pid| Group::adopt(pid, "the agent"));
+        tracing::debug!(agent = %program, pid, "agent process started");
         Ok(CmdAgent {
             program: program.clone(),
             child,
@@ -285,11 +286,11 @@ impl Drop for CmdAgent {
     /// Kills the agent's whole process group, so helpers it started do not outlive the attempt; the child
     /// itself is also killed and reaped by `kill_on_drop`.
     fn drop(&mut self) {
-        if let Some(pid) = self.group {
+        if let Some(group) = self.group.as_mut() {
             // Once the agent is reaped its pid may name another process: then it is only forgotten.
             match self.child.id() {
-                Some(_) => crate::groups::kill(pid),
-                None => crate::groups::forget(pid),
+                Some(_) => group.kill(),
+                None => group.forget(),
             }
         }
         self.tasks.cancel();

@@ -142,7 +142,7 @@ impl Driver {
             match p.child.try_wait() {
                 Ok(None) => return Ok(format!("http://127.0.0.1:{}", p.port)),
                 _ => {
-                    tracing::warn!(pid = p.pid, "chromedriver died; restarting");
+                    tracing::warn!(pid = p.pid(), "chromedriver died; restarting");
                     self.forget_idle();
                 }
             }
@@ -165,7 +165,7 @@ impl Driver {
 
     /// The process id of the running chromedriver, if any (tests kill it).
     pub async fn pid(&self) -> Option<u32> {
-        self.proc.lock().await.as_ref().map(|p| p.pid)
+        self.proc.lock().await.as_ref().map(|p| p.pid())
     }
 
     /// Drops the kept browser without talking to it (its chromedriver is gone or going).

@@ -1,7 +1,7 @@
 //! Supervision of the processes the worker starts for its browsers: a chromedriver per slot,
-//! leader of a process group of its own that holds every Chromium started for it; a warden that
-//! kills the group when the worker itself is killed; each group registered with [`crate::groups`]
-//! for an exit that skips the orderly shutdown.
+//! leader of a process group of its own that holds every Chromium started for it, owned as a
+//! [`crate::groups::Group`]: killed when dropped, when the worker is killed (its warden), and on an
+//! exit that skips the orderly shutdown.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,43 +12,34 @@ use super::launch::{is_headless_shell, CHROMIUM_FLAGS};
 use super::session::browser_call;
 use super::{BrowserConfig, BrowserError};
 use crate::cdp::Connection;
+use crate::groups::Group;
 
 /// A running chromedriver, the leader of a process group of its own that holds every Chromium it
 /// starts. Dropping it kills the whole group, so no exit path of a worker leaves browsers behind;
-/// its [`warden`] kills the group when the worker itself is killed (`kill -9`), where no drop runs.
+/// the group's warden ([`crate::groups::Group`]) kills it when the worker itself is killed
+/// (`kill -9`), where no drop runs.
 pub(super) struct DriverProc {
+    // Dropped first (fields drop in order): the group is killed before tokio kills and reaps the
+    // leader (`kill_on_drop`), so its id is still chromedriver's when it is signalled.
+    group: Group,
     pub(super) child: tokio::process::Child,
     pub(super) port: u16,
-    pub(super) pid: u32,
-    warden: Option<tokio::process::Child>,
 }
 
 impl DriverProc {
     pub(super) fn new(child: tokio::process::Child, port: u16) -> DriverProc {
-        let pid = child.id().unwrap_or(0);
-        crate::groups::register(pid);
-        let warden = warden(pid);
-        if warden.is_none() {
-            tracing::warn!(pid, "no warden for chromedriver: a kill -9 of this worker would leave it running");
-        }
-        DriverProc { child, port, pid, warden }
+        let group = Group::adopt(child.id().unwrap_or(0), "chromedriver");
+        DriverProc { group, child, port }
     }
 
-    /// Kills the group at once (once: the id may be reused after the leader is reaped). The warden
-    /// goes first, so it never signals a group id that is free again.
+    /// The group's id (chromedriver's pid); 0 once killed.
+    pub(super) fn pid(&self) -> u32 {
+        self.group.id()
+    }
+
+    /// Kills the group at once (once: the id may be reused after the leader is reaped).
     pub(super) fn kill(&mut self) {
-        if let Some(mut w) = self.warden.take() {
-            let _ = w.start_kill();
-        }
-        crate::groups::kill(self.pid);
-        self.pid = 0;
-    }
-}
-
-impl Drop for DriverProc {
-    fn drop(&mut self) {
-        // The leader itself is reaped by tokio (`kill_on_drop`).
-        self.kill();
+        self.group.kill();
     }
 }
 
@@ -150,25 +141,4 @@ impl BrowserProc {
 pub(super) fn free_port() -> std::io::Result<u16> {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     Ok(l.local_addr()?.port())
-}
-
-/// A shell outside the group that waits for its standard input to close, then kills process group
-/// `pgid`. Only this process holds the pipe's other end (close-on-exec, so no browser inherits it),
-/// and the kernel closes it however the worker ends, `kill -9` included: chromedriver and every
-/// Chromium in its group then go with the worker instead of living on under PID 1.
-fn warden(pgid: u32) -> Option<tokio::process::Child> {
-    if pgid <= 1 {
-        return None;
-    }
-    tokio::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(r#"cat >/dev/null; kill -s KILL -- "-$0" 2>/dev/null"#)
-        .arg(pgid.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .ok()
 }
