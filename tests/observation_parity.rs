@@ -317,6 +317,15 @@ fn observe_py_refuses_bad_input_with_one_line_and_exit_2() {
             r#"{"groups": [{"pages": [{"key": 1}]}]}"#,
             "observe.py: stdin: groups[0].pages[0]: expected {\"key\", \"url\"}",
         ),
+        // A group cannot start with go_back: there is nothing to go back to.
+        (
+            r#"{"groups": [{"pages": [{"key": "a", "action": "go_back"}]}]}"#,
+            "observe.py: stdin: groups[0].pages[0]: expected {\"key\", \"url\"} or, after the first,",
+        ),
+        (
+            r#"{"groups": [{"pages": [{"key": "a", "url": "http://127.0.0.1:9/"}, {"key": "b", "action": "reload"}]}]}"#,
+            "observe.py: stdin: groups[0].pages[1]: expected",
+        ),
     ] {
         let mut child = Command::new(&python)
             .arg(root().join("scripts/webarena-oracle/observe.py"))

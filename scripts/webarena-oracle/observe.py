@@ -3,12 +3,15 @@
 Usage: python observe.py < request.json > observations.jsonl
 
 Input (at most 4 MiB): {"groups": [{"cookies": [{"name", "value", "url"}], "pages":
-[{"key", "url"}]}], "current_viewport_only": false, "sleep_after_execution": 0.0}.
+[{"key", "url"} or {"key", "action": "go_back"}]}], "current_viewport_only": false,
+"sleep_after_execution": 0.0}.
 Each group is one signed-in browser, as one WebArena task has: a `ScriptBrowserEnv`
 (`observation_type="accessibility_tree"`, viewport 1280x720, WebArena's defaults)
 reset with a config file whose `start_url` is the group's first page and whose
 `storage_state` holds the group's cookies; every later page is opened by WebArena's
-own `goto` action (`env.step(create_goto_url_action(url))`). The browser is the
+own `goto` action (`env.step(create_goto_url_action(url))`), and a page given as
+{"action": "go_back"} is reached by WebArena's own `go_back` action
+(`env.step(create_go_back_action())`; no group starts with one). The browser is the
 system Chromium (CHROMIUM, default /usr/bin/chromium): WebArena's `setup` launches
 Playwright's bundled one, so `BrowserType.launch` is given `executable_path` and
 nothing else changes.
@@ -62,8 +65,10 @@ def read_request():
         if not isinstance(group, dict) or not isinstance(group.get("pages"), list) or not group["pages"]:
             bad(f"stdin: groups[{g}]: expected a non-empty \"pages\" list")
         for p, page in enumerate(group["pages"]):
-            if not isinstance(page, dict) or not isinstance(page.get("url"), str) or "key" not in page:
-                bad(f"stdin: groups[{g}].pages[{p}]: expected {{\"key\", \"url\"}}")
+            back = isinstance(page, dict) and page.get("action") == "go_back" and p > 0
+            if not isinstance(page, dict) or "key" not in page or not (back or isinstance(page.get("url"), str)):
+                bad(f"stdin: groups[{g}].pages[{p}]: expected {{\"key\", \"url\"}} or, after the first, "
+                    f"{{\"key\", \"action\": \"go_back\"}}")
         for c, cookie in enumerate(group.get("cookies", [])):
             if not isinstance(cookie, dict) or not all(isinstance(cookie.get(k), str) for k in ("name", "value", "url")):
                 bad(f"stdin: groups[{g}].cookies[{c}]: expected {{\"name\", \"value\", \"url\"}} strings")
@@ -120,7 +125,7 @@ def main():
 
     BrowserType.launch = launch_system
 
-    from webarena.browser_env import ScriptBrowserEnv, create_goto_url_action
+    from webarena.browser_env import ScriptBrowserEnv, create_go_back_action, create_goto_url_action
     from webarena.browser_env import processors
 
     # Keep the tree each observation was made from, for the two variants.
@@ -151,13 +156,15 @@ def main():
             with open(config, "w") as f:
                 json.dump({"start_url": group["pages"][0]["url"], "storage_state": state, "geolocation": None}, f)
             for p, page in enumerate(group["pages"]):
-                out = {"key": page["key"], "url": page["url"]}
+                out = {"key": page["key"], "url": page.get("url")}
                 seen.clear()
                 try:
                     if p == 0:
                         obs, _ = env.reset(options={"config_file": config})
                     else:
-                        obs, _, _, _, info = env.step(create_goto_url_action(page["url"]))
+                        back = page.get("action") == "go_back"
+                        action = create_go_back_action() if back else create_goto_url_action(page["url"])
+                        obs, _, _, _, info = env.step(action)
                         if info.get("fail_error"):
                             raise RuntimeError(info["fail_error"])
                     out["final_url"] = env.page.url

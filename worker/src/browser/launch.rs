@@ -22,6 +22,9 @@ use super::Session;
 /// the attempt's renderer. Chromium never shares a renderer between browser contexts nor, with site
 /// isolation, between sites, so an attempt's pages still never meet another attempt's; the
 /// calibration set took about 5% less CPU (`docs/performance.md#renderer-limit`).
+/// `--disable-back-forward-cache`, as Playwright launches Chromium for WebArena and BrowserGym: a
+/// `go_back` loads the page anew (its scripts run again) instead of thawing it as it was left. The
+/// headless shell never caches; the full Chromium did (`tests/history_parity.rs`).
 pub const CHROMIUM_FLAGS: &[&str] = &[
     "--no-sandbox",
     "--disable-gpu",
@@ -29,6 +32,7 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
     "--disable-dev-shm-usage",
     "--disable-background-networking",
     "--disable-background-timer-throttling",
+    "--disable-back-forward-cache",
     "--disable-backgrounding-occluded-windows",
     "--disable-client-side-phishing-detection",
     "--disable-component-update",
