@@ -25,6 +25,9 @@ use super::Session;
 /// `--disable-back-forward-cache`, as Playwright launches Chromium for WebArena and BrowserGym: a
 /// `go_back` loads the page anew (its scripts run again) instead of thawing it as it was left. The
 /// headless shell never caches; the full Chromium did (`tests/history_parity.rs`).
+/// `HttpsUpgrades` off, as Playwright has it: an `http://` address is loaded over HTTP, never first
+/// tried over HTTPS on port 443 of its host, which the full Chromium did for any public-looking name
+/// (the headless shell has no such upgrade; `worker/tests/http_not_upgraded.rs`).
 pub const CHROMIUM_FLAGS: &[&str] = &[
     "--no-sandbox",
     "--disable-gpu",
@@ -37,7 +40,7 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
     "--disable-client-side-phishing-detection",
     "--disable-component-update",
     "--disable-default-apps",
-    "--disable-features=IgnoreDuplicateNavs,Prewarm,RenderDocument",
+    "--disable-features=HttpsUpgrades,IgnoreDuplicateNavs,Prewarm,RenderDocument",
     "--disable-hang-monitor",
     "--renderer-process-limit=1",
     "--disable-popup-blocking",
