@@ -24,7 +24,7 @@ use super::Session;
 /// calibration set took about 5% less CPU (`docs/performance.md#renderer-limit`).
 /// `--disable-back-forward-cache`, as Playwright launches Chromium for WebArena and BrowserGym: a
 /// `go_back` loads the page anew (its scripts run again) instead of thawing it as it was left. The
-/// headless shell never caches; the full Chromium did (`tests/history_parity.rs`).
+/// headless shell never caches; the full Chromium did (`tests/launch_parity.rs`).
 /// `HttpsUpgrades` off, as Playwright has it: an `http://` address is loaded over HTTP, never first
 /// tried over HTTPS on port 443 of its host, which the full Chromium did for any public-looking name
 /// (the headless shell has no such upgrade; `worker/tests/http_not_upgraded.rs`).
