@@ -249,41 +249,72 @@ fn processes_running(argv: &[&str]) -> Vec<u32> {
     found
 }
 
+/// A child killed (and reaped) when dropped, so a test that fails early leaves no run behind.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `skillshift run` of the search task with external agent `agent`, its output dropped.
+fn spawn_run(agent: &str, data: &std::path::Path) -> Reaped {
+    let (uid, _) = search_task();
+    let run = cli::bin()
+        .args(["run", &uid, "--condition", "src", "--agent", agent, "--skills", "none", "--max-steps", "5"])
+        .arg("--data")
+        .arg(data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    Reaped(run)
+}
+
+/// A `sleep` helper's number of seconds that no other test uses.
+fn helper_seconds() -> String {
+    (7000 + std::process::id() % 2000).to_string()
+}
+
+/// Waits up to 60 s for the live `sleep SECONDS` process; its pid.
+fn wait_for_helper(seconds: &str, run: &mut Reaped) -> u32 {
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Some(pid) = processes_running(&["sleep", seconds]).first() {
+            return *pid;
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "the agent's helper never started");
+        assert!(run.0.try_wait().unwrap().is_none(), "the run ended before its agent's helper started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// Asserts that helper `pid` (`sleep SECONDS`) is gone within 15 s; kills it before failing, so a
+/// failed test leaves nothing behind.
+fn assert_helper_gone(pid: u32, seconds: &str, what: &str) {
+    let t0 = std::time::Instant::now();
+    while processes_running(&["sleep", seconds]).contains(&pid) {
+        if t0.elapsed() > std::time::Duration::from_secs(15) {
+            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("the agent's helper (pid {pid}, sleep {seconds}) outlived {what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// A run killed outright (`kill -9`: no destructor runs) takes its external agent with it, helpers
 /// included: the agent's process group has a warden, as the browsers' have, so an agent that calls a
 /// paid model does not run on under PID 1.
 #[test]
 fn an_external_agent_dies_with_a_run_killed_outright() {
-    let (uid, _) = search_task();
     let data = tempfile::tempdir().unwrap();
-    // A helper (`sleep`, forked by the agent's shell) with a number no other test uses.
-    let seconds = (7000 + std::process::id() % 2000).to_string();
-    let agent = format!("cmd:sh -c 'sleep {seconds}; echo done'");
-    let mut run = cli::bin()
-        .args(["run", &uid, "--condition", "src", "--agent", &agent, "--skills", "none", "--max-steps", "5"])
-        .arg("--data")
-        .arg(data.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    let helper = loop {
-        if let Some(pid) = processes_running(&["sleep", &seconds]).first() {
-            break *pid;
-        }
-        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "the agent never started");
-        assert!(run.try_wait().unwrap().is_none(), "the run ended before its agent started");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
-    run.kill().unwrap();
-    run.wait().unwrap();
-    let t0 = std::time::Instant::now();
-    while alive(helper) {
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(15),
-            "the agent's helper (pid {helper}, sleep {seconds}) outlived the killed run"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    // A helper (`sleep`, forked by the agent's shell) that waits with the agent.
+    let seconds = helper_seconds();
+    let mut run = spawn_run(&format!("cmd:sh -c 'sleep {seconds}; echo done'"), data.path());
+    let helper = wait_for_helper(&seconds, &mut run);
+    run.0.kill().unwrap();
+    run.0.wait().unwrap();
+    assert_helper_gone(helper, &seconds, "the killed run");
 }

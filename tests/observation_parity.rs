@@ -326,6 +326,15 @@ fn observe_py_refuses_bad_input_with_one_line_and_exit_2() {
             r#"{"groups": [{"pages": [{"key": "a", "url": "http://127.0.0.1:9/"}, {"key": "b", "action": "reload"}]}]}"#,
             "observe.py: stdin: groups[0].pages[1]: expected",
         ),
+        // An action and a URL: which one was meant is not guessed.
+        (
+            r#"{"groups": [{"pages": [{"key": "a", "url": "http://127.0.0.1:9/"}, {"key": "b", "url": "http://127.0.0.1:9/", "action": "go_back"}]}]}"#,
+            "observe.py: stdin: groups[0].pages[1]: expected",
+        ),
+        (
+            r#"{"groups": [{"pages": [{"key": "a", "url": "http://127.0.0.1:9/", "action": "reload"}]}]}"#,
+            "observe.py: stdin: groups[0].pages[0]: expected",
+        ),
     ] {
         let mut child = Command::new(&python)
             .arg(root().join("scripts/webarena-oracle/observe.py"))

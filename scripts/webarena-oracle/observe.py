@@ -65,8 +65,11 @@ def read_request():
         if not isinstance(group, dict) or not isinstance(group.get("pages"), list) or not group["pages"]:
             bad(f"stdin: groups[{g}]: expected a non-empty \"pages\" list")
         for p, page in enumerate(group["pages"]):
-            back = isinstance(page, dict) and page.get("action") == "go_back" and p > 0
-            if not isinstance(page, dict) or "key" not in page or not (back or isinstance(page.get("url"), str)):
+            ok = isinstance(page, dict) and "key" in page and (
+                (isinstance(page.get("url"), str) and "action" not in page)
+                or (page.get("action") == "go_back" and "url" not in page and p > 0)
+            )
+            if not ok:
                 bad(f"stdin: groups[{g}].pages[{p}]: expected {{\"key\", \"url\"}} or, after the first, "
                     f"{{\"key\", \"action\": \"go_back\"}}")
         for c, cookie in enumerate(group.get("cookies", [])):

@@ -8,12 +8,13 @@ use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::sync::Mutex;
 
+/// The groups [`kill_all`] kills. A std mutex: held only to insert, remove or take, never across an await.
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
 /// A process group this process started (its leader spawned with `process_group(0)`) and owns:
 /// registered for [`kill_all`] while it runs, watched by a [`warden`], killed when dropped.
 pub(crate) struct Group {
-    /// The leader's pid; 0 once the group is killed or forgotten.
+    /// The leader's pid; 0 once the group is killed.
     pgid: u32,
     warden: Option<tokio::process::Child>,
 }
@@ -26,32 +27,23 @@ impl Group {
         register(pgid);
         let warden = warden(pgid);
         if warden.is_none() {
-            tracing::warn!(pid = pgid, "no warden for {what}: a kill -9 of this process would leave it running");
+            tracing::warn!(pid = pgid, what, "no warden: a kill -9 of this process would leave this group running");
         }
         Group { pgid, warden }
     }
 
-    /// The group's id (its leader's pid); 0 once killed or forgotten.
+    /// The group's id (its leader's pid); 0 once killed.
     pub(crate) fn id(&self) -> u32 {
         self.pgid
     }
 
-    /// Kills the group at once. Only the first call signals: the id may be reused after the leader
-    /// is reaped. The warden goes first, so it never signals a group id that is free again.
+    /// Kills the whole group at once, also once its leader is reaped: what is left of it then (an
+    /// id stays taken while any process is in its group). Only the first call signals; the warden
+    /// goes first, so it never signals the id later.
     pub(crate) fn kill(&mut self) {
         self.stop_warden();
         if self.pgid != 0 {
             kill(self.pgid);
-            self.pgid = 0;
-        }
-    }
-
-    /// Lets the group go without signalling it: its leader is reaped and the id may name another
-    /// process by now.
-    pub(crate) fn forget(&mut self) {
-        self.stop_warden();
-        if self.pgid != 0 {
-            forget(self.pgid);
             self.pgid = 0;
         }
     }
@@ -72,14 +64,15 @@ impl Drop for Group {
 /// A shell outside the group that waits for its standard input to close, then kills process group
 /// `pgid`. Only this process holds the pipe's other end (close-on-exec, so no child inherits it),
 /// and the kernel closes it however this process ends, `kill -9` included: the group then goes with
-/// it instead of living on under PID 1.
+/// it instead of living on under PID 1. `read` and `kill` are the shell's own, so it starts no
+/// process that killing it would orphan.
 fn warden(pgid: u32) -> Option<tokio::process::Child> {
     if pgid <= 1 {
         return None;
     }
     tokio::process::Command::new("/bin/sh")
         .arg("-c")
-        .arg(r#"cat >/dev/null; kill -s KILL -- "-$0" 2>/dev/null"#)
+        .arg(r#"read -r _; kill -s KILL -- "-$0" 2>/dev/null"#)
         .arg(pgid.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -97,18 +90,12 @@ fn register(pgid: u32) {
     }
 }
 
-/// Kills group `pgid` at once and forgets it. Call it once per group: the id may be reused after
-/// its leader is reaped.
+/// Forgets group `pgid` and kills it at once (once per group: see [`Group::kill`]).
 fn kill(pgid: u32) {
-    forget(pgid);
-    kill_group(pgid);
-}
-
-/// Forgets group `pgid` without signalling it (its leader is gone and the id may name another process).
-fn forget(pgid: u32) {
     if let Ok(mut live) = LIVE.lock() {
         live.remove(&pgid);
     }
+    kill_group(pgid);
 }
 
 /// Kills every group still registered, at once.

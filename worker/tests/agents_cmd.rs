@@ -226,3 +226,45 @@ async fn bad_command_lines_are_process_errors() {
         assert!(matches!(CmdAgent::spawn(bad), Err(AgentError::Process(_))), "{bad:?}");
     }
 }
+
+/// The live processes whose command line is exactly `argv` (zombies left out: a container's PID 1
+/// may leave orphans unreaped).
+fn processes_running(argv: &[&str]) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let args: Vec<&[u8]> = raw.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.rsplit_once(')').is_none_or(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])))
+            .unwrap_or(true);
+        if !zombie && args.len() == argv.len() && args.iter().zip(argv).all(|(a, b)| *a == b.as_bytes()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// An agent that exits by itself (an `agent` error) leaves no helper behind: dropping it kills what
+/// is left of its process group though the agent itself is already reaped, in a worker that goes
+/// on running (so no warden fires).
+#[tokio::test]
+async fn an_agent_that_exits_leaves_no_helper_behind() {
+    let seconds = (7000 + std::process::id() % 2000).to_string();
+    // The helper lets go of the agent's pipes, so the harness sees the agent's stdout close.
+    let script = format!("sleep {seconds} </dev/null >/dev/null 2>&1 & read t; read o; exit 3");
+    let mut agent = CmdAgent::spawn(&sh(&script)).unwrap().with_reply_timeout(Duration::from_secs(20));
+    agent.start(brief("Anything")).await.unwrap();
+    assert!(agent.next(obs(0, "")).await.is_err(), "the agent exited without a reply");
+    let helper = processes_running(&["sleep", &seconds]);
+    assert_eq!(helper.len(), 1, "the agent's helper runs: {helper:?}");
+    drop(agent);
+    let t0 = Instant::now();
+    while processes_running(&["sleep", &seconds]) == helper {
+        if t0.elapsed() > Duration::from_secs(15) {
+            let _ = std::process::Command::new("kill").args(["-9", &helper[0].to_string()]).status();
+            panic!("the helper (pid {}, sleep {seconds}) outlived its agent", helper[0]);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

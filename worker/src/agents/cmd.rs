@@ -7,10 +7,10 @@
 //! `skill_report` lines for skills it ran itself. Its stderr is logged through tracing. Every reply has a
 //! deadline; a line that is not such a message, a line over [`MAX_LINE_BYTES`], or the agent closing its
 //! stdout is an [`AgentError`], which ends the attempt as `error` (`agent`). The child runs in its own process
-//! group, which is killed when the agent is dropped, helpers it started included, and by a warden when
-//! the worker is killed outright (`kill -9`), so an agent that calls a paid model never outlives it. The task that logs its
-//! stderr belongs to the agent's own [`TaskCenter`]; dropping the agent cancels it, after it has logged
-//! what the agent wrote last (within [`STDERR_DRAIN`]).
+//! group, which is killed when the agent is dropped, helpers it started included, and by a warden when the
+//! worker is killed outright (`kill -9`): an agent that calls a paid model does not outlive its attempt. The
+//! task that logs its stderr belongs to the agent's own [`TaskCenter`]; dropping the agent cancels it, after
+//! it has logged what the agent wrote last (within [`STDERR_DRAIN`]).
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -283,15 +283,12 @@ impl Agent for CmdAgent {
 }
 
 impl Drop for CmdAgent {
-    /// Kills the agent's whole process group, so helpers it started do not outlive the attempt; the child
-    /// itself is also killed and reaped by `kill_on_drop`.
+    /// Kills the agent's whole process group, so helpers it started do not outlive the attempt, even
+    /// when the agent itself has exited (its group is then what is left of it); the child itself is
+    /// also killed and reaped by `kill_on_drop`.
     fn drop(&mut self) {
         if let Some(group) = self.group.as_mut() {
-            // Once the agent is reaped its pid may name another process: then it is only forgotten.
-            match self.child.id() {
-                Some(_) => group.kill(),
-                None => group.forget(),
-            }
+            group.kill();
         }
         self.tasks.cancel();
     }
