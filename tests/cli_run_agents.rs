@@ -6,7 +6,12 @@
 #[path = "support/cli.rs"]
 mod cli;
 
+#[path = "support/procs.rs"]
+mod procs;
+
 use std::process::Output;
+
+use procs::processes_running;
 
 use skillshift_common::{Site, Version};
 use skillshift_worker::agents::scripted_llm::{
@@ -225,28 +230,6 @@ read obs
     assert_eq!(steps[0]["action"], "scroll [down]");
     assert!(steps[1].get("reported_skills").is_none(), "no reports, no field: {}", steps[1]);
     assert_eq!(t["failure_category"], "skill_failure");
-}
-
-/// Whether process `pid` is alive: in `/proc` and neither a zombie nor dead (a container's PID 1 may
-/// leave orphans unreaped).
-fn alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next().map(str::to_string));
-    !matches!(state.as_deref(), Some("Z") | Some("X") | None)
-}
-
-/// The live processes whose command line is exactly `argv`.
-fn processes_running(argv: &[&str]) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let args: Vec<&[u8]> = raw.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
-        if args.len() == argv.len() && args.iter().zip(argv).all(|(a, b)| *a == b.as_bytes()) && alive(pid) {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 /// A child killed (and reaped) when dropped, so a test that fails early leaves no run behind.

@@ -19,14 +19,10 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
-#[path = "support/cli.rs"]
-mod cli;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -121,20 +117,6 @@ async fn ours(chromium: &str, actions: &[String]) -> Vec<String> {
     texts
 }
 
-fn run_oracle(python: &Path, request: &Value) -> Vec<Value> {
-    let mut child = Command::new(python)
-        .arg(cli::root().join("scripts/webarena-oracle/observe.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting observe.py");
-    child.stdin.take().unwrap().write_all(request.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "observe.py failed: {:?}", out.status);
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 fn oracle_python() -> Option<PathBuf> {
     oracle::venv_python("webarena-oracle", "SKILLSHIFT_ORACLE_DIR", "launch_parity", "WebArena's browser_env")
 }
@@ -142,7 +124,7 @@ fn oracle_python() -> Option<PathBuf> {
 /// WebArena's observations of `pages` (observe.py's page list: one group, one browser).
 async fn theirs(python: PathBuf, pages: Value) -> Vec<String> {
     let request = json!({"groups": [{"pages": pages}]});
-    let out = tokio::task::spawn_blocking(move || run_oracle(&python, &request)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || oracle::observe(&python, &request)).await.unwrap();
     out.iter()
         .map(|o| o["text"].as_str().unwrap_or_else(|| panic!("WebArena could not observe a page: {o}")).to_string())
         .collect()

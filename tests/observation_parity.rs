@@ -29,11 +29,11 @@ use cli::root;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use skillshift_common::{Site, Version};
 use skillshift_worker::browser::{BrowserConfig, Driver, Session};
 use skillshift_worker::tabs::{self, Tabs};
@@ -163,23 +163,6 @@ async fn observe_ours(driver: &Arc<Driver>, base: &str, cookies: &[(String, Stri
     out
 }
 
-fn run_oracle(python: &Path, request: &Value) -> Vec<Value> {
-    let mut child = Command::new(python)
-        .arg(root().join("scripts/webarena-oracle/observe.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting observe.py");
-    {
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(request.to_string().as_bytes()).unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "observe.py failed: {:?}", out.status);
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_observation_is_webarenas_up_to_counted_departures() {
     let Some(python) = oracle_python() else { return };
@@ -211,7 +194,7 @@ async fn our_observation_is_webarenas_up_to_counted_departures() {
     }
     driver.shutdown().await;
     let request = json!({"groups": groups, "current_viewport_only": false});
-    let theirs = tokio::task::spawn_blocking(move || run_oracle(&python, &request)).await.unwrap();
+    let theirs = tokio::task::spawn_blocking(move || oracle::observe(&python, &request)).await.unwrap();
     assert_eq!(theirs.len(), ours.len(), "one observation per page");
 
     // Both sides of every page, for reading a difference: target/observation-parity/.

@@ -9,6 +9,10 @@ use skillshift_worker::action::Action;
 use skillshift_worker::agent::{Agent, AgentError, Move, Observation, SkillReport, SkillSummary, TaskBrief};
 use skillshift_worker::agents::cmd::CmdAgent;
 
+#[path = "../../tests/support/procs.rs"]
+mod procs;
+use procs::processes_running;
+
 fn example_agent() -> String {
     format!("python3 {}/../examples/agent.py", env!("CARGO_MANIFEST_DIR"))
 }
@@ -225,24 +229,6 @@ async fn bad_command_lines_are_process_errors() {
     for bad in ["", "   ", "'unclosed", "/nonexistent/agent --x"] {
         assert!(matches!(CmdAgent::spawn(bad), Err(AgentError::Process(_))), "{bad:?}");
     }
-}
-
-/// The live processes whose command line is exactly `argv` (zombies left out: a container's PID 1
-/// may leave orphans unreaped).
-fn processes_running(argv: &[&str]) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let args: Vec<&[u8]> = raw.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| s.rsplit_once(')').is_none_or(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])))
-            .unwrap_or(true);
-        if !zombie && args.len() == argv.len() && args.iter().zip(argv).all(|(a, b)| *a == b.as_bytes()) {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 /// An agent that exits by itself (an `agent` error) leaves no helper behind: dropping it kills what
