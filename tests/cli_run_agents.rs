@@ -11,7 +11,7 @@ mod procs;
 
 use std::process::Output;
 
-use procs::processes_running;
+use procs::{gone_within, processes_running, unique_seconds};
 
 use skillshift_common::{Site, Version};
 use skillshift_worker::agents::scripted_llm::{
@@ -256,11 +256,6 @@ fn spawn_run(agent: &str, data: &std::path::Path) -> Reaped {
     Reaped(run)
 }
 
-/// A `sleep` helper's number of seconds that no other test uses.
-fn helper_seconds() -> String {
-    (7000 + std::process::id() % 2000).to_string()
-}
-
 /// Waits up to 60 s for the live `sleep SECONDS` process; its pid.
 fn wait_for_helper(seconds: &str, run: &mut Reaped) -> u32 {
     let t0 = std::time::Instant::now();
@@ -274,19 +269,6 @@ fn wait_for_helper(seconds: &str, run: &mut Reaped) -> u32 {
     }
 }
 
-/// Asserts that helper `pid` (`sleep SECONDS`) is gone within 15 s; kills it before failing, so a
-/// failed test leaves nothing behind.
-fn assert_helper_gone(pid: u32, seconds: &str, what: &str) {
-    let t0 = std::time::Instant::now();
-    while processes_running(&["sleep", seconds]).contains(&pid) {
-        if t0.elapsed() > std::time::Duration::from_secs(15) {
-            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("the agent's helper (pid {pid}, sleep {seconds}) outlived {what}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-}
-
 /// A run killed outright (`kill -9`: no destructor runs) takes its external agent with it, helpers
 /// included: the agent's process group has a warden, as the browsers' have, so an agent that calls a
 /// paid model does not run on under PID 1.
@@ -294,10 +276,13 @@ fn assert_helper_gone(pid: u32, seconds: &str, what: &str) {
 fn an_external_agent_dies_with_a_run_killed_outright() {
     let data = tempfile::tempdir().unwrap();
     // A helper (`sleep`, forked by the agent's shell) that waits with the agent.
-    let seconds = helper_seconds();
+    let seconds = unique_seconds();
     let mut run = spawn_run(&format!("cmd:sh -c 'sleep {seconds}; echo done'"), data.path());
     let helper = wait_for_helper(&seconds, &mut run);
     run.0.kill().unwrap();
     run.0.wait().unwrap();
-    assert_helper_gone(helper, &seconds, "the killed run");
+    assert!(
+        gone_within(helper, &["sleep", &seconds], std::time::Duration::from_secs(15)),
+        "the agent's helper (pid {helper}, sleep {seconds}) outlived the killed run"
+    );
 }

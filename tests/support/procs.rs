@@ -22,3 +22,23 @@ pub fn processes_running(argv: &[&str]) -> Vec<u32> {
     }
     found
 }
+
+/// A number of seconds for a `sleep` helper that no other test's helper has (the test's pid in it),
+/// so `processes_running(&["sleep", &n])` finds only this test's.
+pub fn unique_seconds() -> String {
+    (7000 + std::process::id() % 2000).to_string()
+}
+
+/// Waits up to `limit` for process `pid`, running `argv`, to be gone. Still there, it is killed (so a
+/// failing test leaves nothing behind) and the answer is `false`.
+pub fn gone_within(pid: u32, argv: &[&str], limit: std::time::Duration) -> bool {
+    let t0 = std::time::Instant::now();
+    while processes_running(argv).contains(&pid) {
+        if t0.elapsed() > limit {
+            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    true
+}

@@ -39,7 +39,7 @@ pub struct CmdAgent {
     child: Child,
     /// The agent's process group (its pid): killed when the agent is dropped, by its warden when
     /// the worker is killed outright.
-    group: Option<Group>,
+    group: Group,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     reply_timeout: Duration,
@@ -116,8 +116,8 @@ impl CmdAgent {
                 let _ = tokio::time::timeout(STDERR_DRAIN, rest).await;
             });
         }
-        let pid = child.id();
-        let group = pid.map(|pid| Group::adopt(pid, "the agent"));
+        let pid = child.id().unwrap_or(0);
+        let group = Group::adopt(pid, "the agent");
         tracing::debug!(agent = %program, pid, "agent process started");
         Ok(CmdAgent {
             program: program.clone(),
@@ -287,9 +287,8 @@ impl Drop for CmdAgent {
     /// when the agent itself has exited (its group is then what is left of it); the child itself is
     /// also killed and reaped by `kill_on_drop`.
     fn drop(&mut self) {
-        if let Some(group) = self.group.as_mut() {
-            group.kill();
-        }
+        // Before the stderr logger is cancelled, so its last read ends with the group's pipes.
+        self.group.kill();
         self.tasks.cancel();
     }
 }

@@ -37,7 +37,7 @@ impl DriverProc {
         self.group.id()
     }
 
-    /// Kills the group at once (once: the id may be reused after the leader is reaped).
+    /// Kills the group at once ([`Group::kill`]).
     pub(super) fn kill(&mut self) {
         self.group.kill();
     }
